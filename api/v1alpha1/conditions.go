@@ -1,0 +1,24 @@
+package v1alpha1
+
+// Condition types shared by every KupenStack kind. Ready says whether the thing the object
+// declares exists and works; Progressing whether the operator still has work to do for the
+// current generation; Degraded whether something is wrong that needs attention.
+const (
+	ConditionReady       = "Ready"
+	ConditionProgressing = "Progressing"
+	ConditionDegraded    = "Degraded"
+)
+
+// Condition reasons. They tell the user what to do, in the way HTTP status codes do.
+const (
+	// ReasonSuccess: nothing left to do.
+	ReasonSuccess = "Success"
+	// ReasonProgressing: work is under way or waiting on something that will happen by itself.
+	ReasonProgressing = "Progressing"
+	// ReasonTransientError: an error that is retried with backoff; no action needed unless it persists.
+	ReasonTransientError = "TransientError"
+	// ReasonInvalidConfiguration: the spec cannot work as written; the user must change it.
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	// ReasonUnrecoverableError: the operator cannot continue without outside help.
+	ReasonUnrecoverableError = "UnrecoverableError"
+)

@@ -1,0 +1,121 @@
+// Command kupenstack is the KupenStack operator: it runs every controller of both flows (the
+// cloud's life-cycle and the OpenStack resources) in one manager.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/scheme"
+)
+
+// options are the manager's settings; each flag can also come from the environment variable
+// named beside it, which is how the Helm chart and the quickstart pass them.
+type options struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	leaderElectionNS       string
+	cloudSecret, cloudName string
+}
+
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, *zap.Options, error) {
+	var o options
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", env("KUPENSTACK_METRICS_ADDR", ":8080"),
+		"address of the Prometheus metrics endpoint; 0 turns it off [KUPENSTACK_METRICS_ADDR]")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", env("KUPENSTACK_PROBE_ADDR", ":8081"),
+		"address of the /healthz and /readyz endpoints [KUPENSTACK_PROBE_ADDR]")
+	fs.BoolVar(&o.leaderElect, "leader-elect", env("KUPENSTACK_LEADER_ELECT", "false") == "true",
+		"elect a leader so that only one replica reconciles [KUPENSTACK_LEADER_ELECT]")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", env("KUPENSTACK_NAMESPACE", ""),
+		"namespace of the leader-election Lease; defaults to the pod's namespace [KUPENSTACK_NAMESPACE]")
+	fs.StringVar(&o.cloudSecret, "cloud-secret", env("KUPENSTACK_CLOUD_SECRET", "kupenstack-system/kupenstack-cloud"),
+		"namespace/name of the Secret whose clouds.yaml key holds the admin credentials [KUPENSTACK_CLOUD_SECRET]")
+	fs.StringVar(&o.cloudName, "cloud", env("KUPENSTACK_CLOUD", "openstack"),
+		"which cloud of that clouds.yaml to manage [KUPENSTACK_CLOUD]")
+	zapOpts := &zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, nil, err
+	}
+	if _, err := o.cloudSecretKey(); err != nil {
+		return o, nil, err
+	}
+	return o, zapOpts, nil
+}
+
+func (o options) cloudSecretKey() (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(o.cloudSecret, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--cloud-secret %q: want namespace/name", o.cloudSecret)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "kupenstack:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	// controller-runtime registers --kubeconfig on the default flag set; KUBECONFIG works too.
+	opts, zapOpts, err := parseFlags(flag.CommandLine, os.Args[1:], os.Getenv)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("finding the Kubernetes API: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme.New(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        "kupenstack.kupenstack.io",
+		LeaderElectionNamespace: opts.leaderElectionNS,
+		// A new leader starts at once when the old one exits cleanly.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := (&project.NamespaceReconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder(project.NamespaceControllerName),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the %s controller: %w", project.NamespaceControllerName, err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	key, _ := opts.cloudSecretKey()
+	log.Info("starting manager", "cloudSecret", key.String(), "cloud", opts.cloudName)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

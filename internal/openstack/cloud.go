@@ -1,0 +1,75 @@
+// Package openstack connects the operator to the OpenStack cloud it manages: it reads the admin
+// credentials (a clouds.yaml kept in a Secret) and builds authenticated gophercloud clients.
+package openstack
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"regexp"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/config"
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CloudsYAMLKey is the key of the credentials Secret that holds the clouds.yaml document.
+const CloudsYAMLKey = "clouds.yaml"
+
+// Cloud is one cloud entry of a clouds.yaml: how to authenticate and which endpoints to use.
+type Cloud struct {
+	Name     string
+	Auth     gophercloud.AuthOptions
+	Endpoint gophercloud.EndpointOpts
+	TLS      *tls.Config
+}
+
+// ParseCloud reads the entry called name from a clouds.yaml document. Errors never include the
+// document itself, since it holds passwords.
+func ParseCloud(cloudsYAML []byte, name string) (*Cloud, error) {
+	if name == "" {
+		return nil, fmt.Errorf("no cloud name given")
+	}
+	auth, endpoint, tlsConfig, err := clouds.Parse(
+		clouds.WithCloudsYAML(bytes.NewReader(cloudsYAML)),
+		clouds.WithCloudName(name),
+		clouds.WithLocations(), // never fall back to files on the operator's own disk
+	)
+	if err != nil {
+		return nil, fmt.Errorf("reading cloud %q from clouds.yaml: %s", name, redactYAMLValues(err.Error()))
+	}
+	// Tokens expire; without re-authentication a long-running operator would fail after a few hours.
+	auth.AllowReauth = true
+	return &Cloud{Name: name, Auth: auth, Endpoint: endpoint, TLS: tlsConfig}, nil
+}
+
+// LoadCloud reads a clouds.yaml from the Secret at key and parses the cloud called name.
+func LoadCloud(ctx context.Context, c client.Reader, key types.NamespacedName, name string) (*Cloud, error) {
+	var secret corev1.Secret
+	if err := c.Get(ctx, key, &secret); err != nil {
+		return nil, fmt.Errorf("reading credentials Secret %s: %w", key, err)
+	}
+	data, ok := secret.Data[CloudsYAMLKey]
+	if !ok {
+		return nil, fmt.Errorf("credentials Secret %s has no %q key", key, CloudsYAMLKey)
+	}
+	return ParseCloud(data, name)
+}
+
+// Connect authenticates against Keystone and returns a provider client that re-authenticates by itself.
+func (c *Cloud) Connect(ctx context.Context) (*gophercloud.ProviderClient, error) {
+	provider, err := config.NewProviderClient(ctx, c.Auth, config.WithTLSConfig(c.TLS))
+	if err != nil {
+		return nil, fmt.Errorf("authenticating to cloud %q at %s: %w", c.Name, c.Auth.IdentityEndpoint, err)
+	}
+	return provider, nil
+}
+
+// yamlValue matches the `value` quotes in YAML decoder errors, which may hold a password.
+var yamlValue = regexp.MustCompile("`[^`]*`")
+
+func redactYAMLValues(msg string) string { return yamlValue.ReplaceAllString(msg, "`<redacted>`") }

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 )
 
@@ -103,11 +103,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := (&project.NamespaceReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder(project.NamespaceControllerName),
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the %s controller: %w", project.NamespaceControllerName, err)
+	if err := controller.SetupAll(mgr); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

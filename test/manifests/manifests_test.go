@@ -1,0 +1,98 @@
+// Package manifests checks that what users install is accepted by a real API server: the
+// kustomize tree under config/ and every sample, applied with the whole operator running.
+package manifests
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+var env = testenv.New(controller.SetupAll)
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+// apply server-side-applies every object of a multi-document YAML stream, for real.
+func apply(t *testing.T, stream []byte) []*unstructured.Unstructured {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	var applied []*unstructured.Unstructured
+	for {
+		var obj unstructured.Unstructured
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return applied
+		}
+		if err != nil {
+			t.Fatalf("decoding YAML: %v", err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		//nolint:staticcheck // client.Apply with an unstructured object is the plain SSA patch.
+		if err := env.Client.Patch(env.Ctx, &obj, client.Apply, client.FieldOwner("manifests-test"), client.ForceOwnership); err != nil {
+			t.Fatalf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		applied = append(applied, &obj)
+	}
+}
+
+func TestDefaultKustomization(t *testing.T) {
+	env.Require(t)
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	out, err := exec.Command(kubectl, "kustomize", filepath.Join(testenv.RepoRoot(), "config", "default")).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/default: %v", err)
+	}
+	kinds := map[string]int{}
+	for _, o := range apply(t, out) {
+		kinds[o.GetKind()]++
+	}
+	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role",
+		"RoleBinding", "ServiceAccount", "Namespace", "Deployment", "Service"} {
+		if kinds[want] == 0 {
+			t.Errorf("config/default has no %s (has %v)", want, kinds)
+		}
+	}
+}
+
+func TestSamples(t *testing.T) {
+	env.Require(t)
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found (%v)", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply(t, data)
+	}
+	// The sample namespace opts in to a project; the operator must have created its Project.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := env.Client.Get(env.Ctx, client.ObjectKey{Name: "demo"}, &kupenstackv1.Project{})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Errorf("sample namespace demo got no Project: %w", err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

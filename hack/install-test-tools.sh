@@ -45,7 +45,7 @@ link() {
   ln -f "$CACHE/$1" "$BIN/$1" 2>/dev/null || cp -f "$CACHE/$1" "$BIN/$1"
 }
 modinfo() { (cd "$WORK" && go mod download -json "$1") | sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",*\$/\1/p"; }
-scratch_module() { mkdir -p "$WORK/$1" && cd "$WORK/$1" && go mod init "local/$1" >/dev/null 2>&1; }
+scratch_module() { rm -rf "${WORK:?}/$1" && mkdir -p "$WORK/$1" && cd "$WORK/$1" && go mod init "local/$1" >/dev/null 2>&1; }
 
 # build_kubernetes CMD...: k8s.io/kubernetes has replace directives for its staging modules,
 # so `go install m@v` refuses it; build inside a scratch module that points each v0.0.0

@@ -30,10 +30,17 @@ type Cloud struct {
 
 // ParseCloud reads the entry called name from a clouds.yaml document. Errors never include the
 // document itself, since it holds passwords.
-func ParseCloud(cloudsYAML []byte, name string) (*Cloud, error) {
+func ParseCloud(cloudsYAML []byte, name string) (cloud *Cloud, err error) {
 	if name == "" {
 		return nil, fmt.Errorf("no cloud name given")
 	}
+	// gophercloud dereferences the auth section without checking it exists (found by
+	// FuzzParseCloud); a bad Secret must give an error, not crash the operator.
+	defer func() {
+		if recover() != nil {
+			cloud, err = nil, fmt.Errorf("reading cloud %q from clouds.yaml: the entry has no usable auth section", name)
+		}
+	}()
 	auth, endpoint, tlsConfig, err := clouds.Parse(
 		clouds.WithCloudsYAML(bytes.NewReader(cloudsYAML)),
 		clouds.WithCloudName(name),

@@ -26,6 +26,7 @@ func TestParseCloud(t *testing.T) {
 		{name: "unknown cloud", yaml: testCloudsYAML, cloud: "other", wantErr: `cloud "other" not found`},
 		{name: "no cloud name", yaml: testCloudsYAML, cloud: "", wantErr: "no cloud name"},
 		{name: "not yaml", yaml: "clouds: [", cloud: "aio", wantErr: "reading cloud"},
+		{name: "entry without auth", yaml: "clouds:\n aio:", cloud: "aio", wantErr: "no usable auth section"},
 		{name: "wrong type leaks no value", yaml: "clouds:\n  aio:\n    auth: s3cret-value\n", cloud: "aio", wantErr: "<redacted>"},
 	}
 	for _, tt := range tests {

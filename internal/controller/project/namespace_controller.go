@@ -44,7 +44,7 @@ func (r *NamespaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, nil
 	}
 	project := NewProjectFor(&ns)
-	if err := controllerutil.SetOwnerReference(&ns, project, r.Client.Scheme()); err != nil {
+	if err := controllerutil.SetControllerReference(&ns, project, r.Client.Scheme()); err != nil {
 		return ctrl.Result{}, fmt.Errorf("owning Project %s: %w", ns.Name, err)
 	}
 	switch err := r.Client.Create(ctx, project); {

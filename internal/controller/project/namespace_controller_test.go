@@ -58,7 +58,7 @@ func TestLabelledNamespaceGetsProject(t *testing.T) {
 	if p.Spec.Namespace != ns.Name {
 		t.Errorf("spec.namespace = %q, want %q", p.Spec.Namespace, ns.Name)
 	}
-	if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != ns.UID || p.OwnerReferences[0].Kind != "Namespace" {
+	if ref := metav1.GetControllerOf(&p); ref == nil || ref.UID != ns.UID || ref.Kind != "Namespace" {
 		t.Errorf("Project is not owned by its namespace: %+v", p.OwnerReferences)
 	}
 

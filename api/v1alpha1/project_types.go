@@ -11,6 +11,9 @@ const (
 	ProjectEnabled = "enabled"
 )
 
+// ProjectNamePrefix starts the Keystone name of every project KupenStack creates for a namespace.
+const ProjectNamePrefix = "kupenstack-"
+
 // ProjectSpec names the namespace a Project stands for. The operator fills it in.
 type ProjectSpec struct {
 	// Namespace is the Kubernetes namespace whose objects live in this OpenStack project.
@@ -30,6 +33,11 @@ type ProjectStatus struct {
 	// ProjectName is the name of the project in Keystone.
 	// +optional
 	ProjectName string `json:"projectName,omitempty"`
+
+	// CreatedByKupenstack: KupenStack created the project, so it deletes it with the namespace.
+	// A project that existed before (adopted by name) is left in place.
+	// +optional
+	CreatedByKupenstack bool `json:"createdByKupenstack,omitempty"`
 
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional

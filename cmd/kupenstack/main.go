@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +17,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kupenstack/kupenstack/internal/controller"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 )
 
@@ -26,6 +28,10 @@ type options struct {
 	leaderElect            bool
 	leaderElectionNS       string
 	cloudSecret, cloudName string
+	resyncPeriod           time.Duration
+	domainID, memberRole   string
+	apiQPS                 float64
+	apiBurst               int
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, *zap.Options, error) {
@@ -48,6 +54,14 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"namespace/name of the Secret whose clouds.yaml key holds the admin credentials [KUPENSTACK_CLOUD_SECRET]")
 	fs.StringVar(&o.cloudName, "cloud", env("KUPENSTACK_CLOUD", "openstack"),
 		"which cloud of that clouds.yaml to manage [KUPENSTACK_CLOUD]")
+	fs.DurationVar(&o.resyncPeriod, "resync-period", envDuration(getenv, "KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
+		"default period of the drift check of OpenStack resources; 0 turns it off [KUPENSTACK_RESYNC_PERIOD]")
+	fs.StringVar(&o.domainID, "project-domain", env("KUPENSTACK_PROJECT_DOMAIN", "default"),
+		"ID of the Keystone domain in which namespaces' projects are created [KUPENSTACK_PROJECT_DOMAIN]")
+	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
+		"Keystone role the operator's user gets in every namespace's project [KUPENSTACK_PROJECT_ROLE]")
+	fs.Float64Var(&o.apiQPS, "openstack-qps", 20, "average OpenStack API requests per second the operator may send")
+	fs.IntVar(&o.apiBurst, "openstack-burst", 40, "burst of OpenStack API requests above --openstack-qps")
 	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +71,13 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		return o, nil, err
 	}
 	return o, zapOpts, nil
+}
+
+func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(getenv(name)); err == nil {
+		return d
+	}
+	return def
 }
 
 func (o options) cloudSecretKey() (types.NamespacedName, error) {
@@ -103,7 +124,12 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controller.SetupAll(mgr); err != nil {
+	key, _ := opts.cloudSecretKey()
+	clients := openstack.NewClients(openstack.SecretSource(mgr.GetAPIReader(), key, time.Minute),
+		opts.cloudName, opts.apiQPS, opts.apiBurst)
+	if err := controller.SetupAll(mgr, controller.Options{
+		Clients: clients, ResyncPeriod: opts.resyncPeriod, DomainID: opts.domainID, MemberRole: opts.memberRole,
+	}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -112,7 +138,6 @@ func run() error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	key, _ := opts.cloudSecretKey()
 	log.Info("starting manager", "cloudSecret", key.String(), "cloud", opts.cloudName)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

@@ -3,20 +3,77 @@
 package controller
 
 import (
+	"context"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
+// Options are the operator-wide settings the controllers need.
+type Options struct {
+	// Clients reach the cloud; built from the credentials Secret.
+	Clients *openstack.Clients
+	// ResyncPeriod is the default drift-check period of OpenStack resources.
+	ResyncPeriod time.Duration
+	// DomainID is the Keystone domain of the projects made for namespaces.
+	DomainID string
+	// MemberRole is the role the operator's user gets in each project.
+	MemberRole string
+}
+
+// resourceLists are the list types of every namespaced OpenStack resource kind: a namespace's
+// project stays while any of these remain in it.
+var resourceLists = []func() client.ObjectList{
+	func() client.ObjectList { return &kupenstackv1.NetworkList{} },
+}
+
 // SetupAll registers all controllers with mgr.
-func SetupAll(mgr ctrl.Manager) error {
-	if err := (&project.NamespaceReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder(project.NamespaceControllerName),
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the %s controller: %w", project.NamespaceControllerName, err)
+func SetupAll(mgr ctrl.Manager, o Options) error {
+	c := mgr.GetClient()
+	setups := []struct {
+		name  string
+		setup func() error
+	}{
+		{project.NamespaceControllerName, func() error {
+			return (&project.NamespaceReconciler{
+				Client: c, Recorder: mgr.GetEventRecorder(project.NamespaceControllerName),
+			}).SetupWithManager(mgr)
+		}},
+		{project.ProjectControllerName, func() error {
+			return (&project.ProjectReconciler{
+				Client: c, Recorder: mgr.GetEventRecorder(project.ProjectControllerName), Clients: o.Clients,
+				DomainID: o.DomainID, MemberRole: o.MemberRole,
+				NamespaceInUse: func(ctx context.Context, ns string) (bool, error) { return namespaceInUse(ctx, c, ns) },
+			}).SetupWithManager(mgr)
+		}},
+		{network.ControllerName, func() error { return network.SetupWithManager(mgr, o.Clients, o.ResyncPeriod) }},
+	}
+	for _, s := range setups {
+		if err := s.setup(); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", s.name, err)
+		}
 	}
 	return nil
+}
+
+// namespaceInUse says whether any OpenStack resource object remains in namespace ns.
+func namespaceInUse(ctx context.Context, c client.Client, ns string) (bool, error) {
+	for _, newList := range resourceLists {
+		list := newList()
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		if meta.LenList(list) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -54,8 +54,8 @@ func ParseCloud(cloudsYAML []byte, name string) (cloud *Cloud, err error) {
 	return &Cloud{Name: name, Auth: auth, Endpoint: endpoint, TLS: tlsConfig}, nil
 }
 
-// LoadCloud reads a clouds.yaml from the Secret at key and parses the cloud called name.
-func LoadCloud(ctx context.Context, c client.Reader, key types.NamespacedName, name string) (*Cloud, error) {
+// readSecret returns the clouds.yaml kept in the Secret at key.
+func readSecret(ctx context.Context, c client.Reader, key types.NamespacedName) ([]byte, error) {
 	var secret corev1.Secret
 	if err := c.Get(ctx, key, &secret); err != nil {
 		return nil, fmt.Errorf("reading credentials Secret %s: %w", key, err)
@@ -64,7 +64,7 @@ func LoadCloud(ctx context.Context, c client.Reader, key types.NamespacedName, n
 	if !ok {
 		return nil, fmt.Errorf("credentials Secret %s has no %q key", key, CloudsYAMLKey)
 	}
-	return ParseCloud(data, name)
+	return data, nil
 }
 
 // Connect authenticates against Keystone and returns a provider client that re-authenticates by itself.

@@ -1,5 +1,6 @@
-// Package e2e runs KupenStack's end-to-end tests against a real OpenStack: the all-in-one cloud of
-// hack/openstack-aio (make openstack-up), named by OS_CLIENT_CONFIG_FILE and OS_CLOUD.
+// Package e2e runs KupenStack's end-to-end tests: the real controllers against a real API server
+// (envtest) and a real OpenStack, the all-in-one cloud of hack/openstack-aio (make openstack-up),
+// named by OS_CLIENT_CONFIG_FILE and OS_CLOUD.
 //
 // Without OS_CLIENT_CONFIG_FILE the tests skip, unless KUPENSTACK_E2E=required (make test sets
 // it), in which case they fail: CI must never pass by skipping them.
@@ -7,33 +8,64 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
-// connect returns an authenticated admin provider client for the test cloud.
-func connect(t *testing.T) (*gophercloud.ProviderClient, *openstack.Cloud) {
+var (
+	cloudsPath = os.Getenv("OS_CLIENT_CONFIG_FILE")
+	cloudName  = os.Getenv("OS_CLOUD")
+	env        = testenv.New(func(mgr ctrl.Manager) error {
+		if cloudsPath == "" || cloudName == "" {
+			return nil
+		}
+		return controller.SetupAll(mgr, controller.Options{
+			Clients:      openstack.NewClients(openstack.FileSource(cloudsPath), cloudName, 50, 100),
+			ResyncPeriod: 10 * time.Minute,
+			DomainID:     "default",
+			MemberRole:   "member",
+		})
+	})
+)
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+// requireCloud skips (or, with KUPENSTACK_E2E=required, fails) a test when no cloud is configured.
+func requireCloud(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test; skipped in -short mode")
 	}
-	path, name := os.Getenv("OS_CLIENT_CONFIG_FILE"), os.Getenv("OS_CLOUD")
-	if path == "" || name == "" {
+	if cloudsPath == "" || cloudName == "" {
 		if os.Getenv("KUPENSTACK_E2E") == "required" {
 			t.Fatal("KUPENSTACK_E2E=required but OS_CLIENT_CONFIG_FILE/OS_CLOUD are not set")
 		}
 		t.Skip("no OpenStack: set OS_CLIENT_CONFIG_FILE and OS_CLOUD (make openstack-up writes them)")
 	}
-	data, err := os.ReadFile(path)
+}
+
+// connect returns an authenticated admin provider client for the test cloud.
+func connect(t *testing.T) (*gophercloud.ProviderClient, *openstack.Cloud) {
+	t.Helper()
+	requireCloud(t)
+	data, err := os.ReadFile(cloudsPath)
 	if err != nil {
 		t.Fatalf("reading clouds.yaml: %v", err)
 	}
-	cloud, err := openstack.ParseCloud(data, name)
+	cloud, err := openstack.ParseCloud(data, cloudName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,4 +76,39 @@ func connect(t *testing.T) (*gophercloud.ProviderClient, *openstack.Cloud) {
 		t.Fatalf("is the cloud up (make openstack-up)? %v", err)
 	}
 	return provider, cloud
+}
+
+var nsCounter atomic.Int32
+
+// newNamespace creates a namespace with a name unique to this test run (Keystone projects of
+// earlier runs may linger if a run was killed).
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	env.Require(t)
+	name := fmt.Sprintf("e2e-%s-%d-%d", strings.ToLower(t.Name()), time.Now().Unix()%100000, nsCounter.Add(1))
+	name = strings.NewReplacer("/", "-", "_", "-").Replace(name)
+	if len(name) > 63 {
+		name = name[len(name)-63:]
+	}
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// eventually polls cond until it returns nil; the deadline only bounds how long a broken
+// operator makes the test hang, it is not a performance assertion.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

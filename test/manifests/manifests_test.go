@@ -4,6 +4,7 @@ package manifests
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +16,22 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
-var env = testenv.New(controller.SetupAll)
+// No cloud here: the controllers run, and a Project simply reports that it cannot reach OpenStack.
+var env = testenv.New(func(mgr ctrl.Manager) error {
+	noCloud := func(context.Context) ([]byte, error) { return nil, errors.New("no cloud in the manifests test") }
+	return controller.SetupAll(mgr, controller.Options{
+		Clients: openstack.NewClients(noCloud, "none", 10, 10), ResyncPeriod: time.Minute, DomainID: "default", MemberRole: "member",
+	})
+})
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 

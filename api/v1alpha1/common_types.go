@@ -1,0 +1,94 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ManagementPolicy says whether KupenStack may change the OpenStack resource.
+// +kubebuilder:validation:Enum=managed;unmanaged
+type ManagementPolicy string
+
+const (
+	// ManagementPolicyManaged: KupenStack creates, updates, repairs and (per onDelete) deletes it.
+	ManagementPolicyManaged ManagementPolicy = "managed"
+	// ManagementPolicyUnmanaged: KupenStack only observes an imported resource; it never writes to it.
+	ManagementPolicyUnmanaged ManagementPolicy = "unmanaged"
+)
+
+// OnDelete says what happens in OpenStack when the Kubernetes object is deleted.
+// +kubebuilder:validation:Enum=delete;detach
+type OnDelete string
+
+const (
+	// OnDeleteDelete deletes the OpenStack resource with the object.
+	OnDeleteDelete OnDelete = "delete"
+	// OnDeleteDetach leaves the OpenStack resource in place.
+	OnDeleteDetach OnDelete = "detach"
+)
+
+// ImportSpec takes over an existing OpenStack resource in the namespace's project instead of
+// creating one: by ID, or by name when exactly one resource has it.
+// +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.name)",message="import needs exactly one of id or name"
+type ImportSpec struct {
+	// ID of the OpenStack resource.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F-]{1,64}$`
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Name of the OpenStack resource.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// ManagedSpec are the fields every OpenStack resource kind shares: how KupenStack manages it.
+type ManagedSpec struct {
+	// ManagementPolicy: managed (default) or unmanaged (observe an imported resource only).
+	// +kubebuilder:default=managed
+	// +optional
+	ManagementPolicy ManagementPolicy `json:"managementPolicy,omitempty"`
+
+	// OnDelete: delete (default) removes the OpenStack resource with the object; detach leaves it.
+	// +kubebuilder:default=delete
+	// +optional
+	OnDelete OnDelete `json:"onDelete,omitempty"`
+
+	// Import an existing OpenStack resource instead of creating one. Immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="import is immutable"
+	// +optional
+	Import *ImportSpec `json:"import,omitempty"`
+
+	// ResyncPeriod: how often OpenStack is compared with the spec to find drift; 0 turns it off.
+	// Defaults to the operator's --resync-period (10 minutes).
+	// +optional
+	ResyncPeriod *metav1.Duration `json:"resyncPeriod,omitempty"`
+}
+
+// ManagedStatus is the status every OpenStack resource kind shares.
+type ManagedStatus struct {
+	// ID of the OpenStack resource.
+	// +optional
+	ID string `json:"id,omitempty"`
+
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// LastSyncTime is when OpenStack was last found to match the spec.
+	// +optional
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+
+	// Conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ManagedObject is implemented by every OpenStack resource kind; the reconcile engine works on it.
+// +kubebuilder:object:generate=false
+type ManagedObject interface {
+	metav1.Object
+	GetManagedSpec() *ManagedSpec
+	GetManagedStatus() *ManagedStatus
+}

@@ -1,0 +1,60 @@
+// Package conditions sets the Ready / Progressing / Degraded conditions every KupenStack object
+// carries, from one description of where its reconciliation stands.
+package conditions
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+// State is where the reconciliation of one generation stands.
+type State struct {
+	// Ready: the declared thing exists and works.
+	Ready bool
+	// Waiting, when not empty, says what the operator is waiting for (still progressing, no error).
+	Waiting string
+	// Reason and Message describe an error; Reason is one of the kupenstackv1.Reason* values.
+	Reason, Message string
+}
+
+// Set writes the three conditions for generation. Conditions whose status, reason and message do
+// not change keep their LastTransitionTime, so a steady object causes no status churn.
+func Set(conds *[]metav1.Condition, generation int64, s State) {
+	set := func(t string, ok bool, reason, msg string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(conds, metav1.Condition{
+			Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation,
+		})
+	}
+	switch {
+	case s.Reason != "":
+		set(kupenstackv1.ConditionReady, s.Ready, s.Reason, s.Message)
+		// A transient error is still progress towards the goal; anything else needs a human.
+		set(kupenstackv1.ConditionProgressing, s.Reason == kupenstackv1.ReasonTransientError, s.Reason, s.Message)
+		set(kupenstackv1.ConditionDegraded, true, s.Reason, s.Message)
+	case s.Waiting != "":
+		set(kupenstackv1.ConditionReady, s.Ready, kupenstackv1.ReasonProgressing, s.Waiting)
+		set(kupenstackv1.ConditionProgressing, true, kupenstackv1.ReasonProgressing, s.Waiting)
+		set(kupenstackv1.ConditionDegraded, false, kupenstackv1.ReasonSuccess, "")
+	default:
+		msg := "OpenStack resource is ready"
+		if !s.Ready {
+			msg = "OpenStack resource is not ready"
+		}
+		reason := kupenstackv1.ReasonSuccess
+		set(kupenstackv1.ConditionReady, s.Ready, reason, msg)
+		set(kupenstackv1.ConditionProgressing, false, reason, "")
+		set(kupenstackv1.ConditionDegraded, false, reason, "")
+	}
+}
+
+// IsReady says whether the Ready condition is True for the object's current generation.
+func IsReady(conds []metav1.Condition, generation int64) bool {
+	c := meta.FindStatusCondition(conds, kupenstackv1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation
+}

@@ -1,0 +1,55 @@
+package generic
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kupenstack/kupenstack/internal/openstack"
+)
+
+// OwnerTag is the tag that marks an OpenStack resource as created for obj (by its UID), so that it
+// is found again after a crash and never mistaken for another object's.
+func OwnerTag(obj client.Object) string { return "kupenstack-uid-" + string(obj.GetUID()) }
+
+// IsNotFound says whether OpenStack answered 404.
+func IsNotFound(err error) bool { return openstack.IsNotFound(err) }
+
+// ImportMatches turns the number of resources an import-by-name filter matched into the error
+// FindImport returns: none is not an error (the engine waits), more than one is.
+func ImportMatches(n int, err error) error {
+	if err != nil || n <= 1 {
+		return err
+	}
+	return InvalidConfig(fmt.Sprintf("import by name matches %d resources; import by id instead", n))
+}
+
+// invalidConfigError is a problem with the spec that only shows once OpenStack is asked.
+type invalidConfigError struct{ msg string }
+
+func (e invalidConfigError) Error() string { return e.msg }
+
+// InvalidConfig returns an error that marks the object Degraded/InvalidConfiguration until its
+// spec changes (it is still retried slowly).
+func InvalidConfig(msg string) error { return invalidConfigError{msg} }
+
+func isInvalidConfig(err error) bool {
+	var e invalidConfigError
+	return errors.As(err, &e)
+}
+
+// MaybeOurs says whether a resource found by name may be one created for obj whose owner tag
+// was never set (a crash between create and tagging): it carries no owner tag at all and was
+// created after obj. Neutron on Zed cannot set tags in the create call itself.
+func MaybeOurs(obj client.Object, tags []string, createdAt time.Time) bool {
+	for _, t := range tags {
+		if strings.HasPrefix(t, "kupenstack-uid-") {
+			return false
+		}
+	}
+	// OpenStack timestamps have second precision; allow for clock skew between the two.
+	return !createdAt.Before(obj.GetCreationTimestamp().Add(-time.Minute))
+}

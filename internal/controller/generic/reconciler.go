@@ -1,0 +1,327 @@
+// Package generic is the reconcile engine shared by every OpenStack resource kind. It owns the
+// parts that are the same for all kinds: the namespace's project, finalizers, import and
+// adoption, out-of-band deletion, status and conditions, Events, error classification and
+// resync. A kind only supplies an Actuator: its mapping between spec and OpenStack calls.
+package generic
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/openstack"
+)
+
+// Object is a Kubernetes object that declares one OpenStack resource.
+type Object interface {
+	client.Object
+	kupenstackv1.ManagedObject
+}
+
+// Scope is where an actuator acts: the cloud's clients and the namespace's project.
+type Scope struct {
+	Clients   *openstack.Clients
+	ProjectID string
+}
+
+// Actuator maps one kind to OpenStack. R is the OpenStack resource as the actuator reads it.
+// Methods return OpenStack errors unchanged; the engine classifies them.
+type Actuator[O Object, R any] interface {
+	// Get reads the resource with this ID (a 404 error when it is gone).
+	Get(ctx context.Context, s Scope, id string) (*R, error)
+	// FindOwned finds a resource created for obj whose ID never reached its status (a crash
+	// right after the create call); nil when there is none.
+	FindOwned(ctx context.Context, s Scope, obj O) (*R, error)
+	// FindImport finds the resource obj's spec.import names; nil when there is none (yet).
+	FindImport(ctx context.Context, s Scope, obj O) (*R, error)
+	// Create creates the resource; it must do nothing that can fail after the create call.
+	Create(ctx context.Context, s Scope, obj O) (*R, error)
+	// Update brings the mutable fields in line with the spec; it returns the resource as it
+	// now is, and whether it changed anything.
+	Update(ctx context.Context, s Scope, obj O, res *R) (*R, bool, error)
+	// Delete deletes the resource (the engine then waits until Get says 404).
+	Delete(ctx context.Context, s Scope, res *R) error
+	// ID is the resource's OpenStack ID.
+	ID(res *R) string
+	// Observe writes the resource into obj's status and says whether it is ready; when not, the
+	// message says what OpenStack is still doing.
+	Observe(obj O, res *R) (ready bool, waiting string)
+}
+
+// Reconciler runs an Actuator for one kind.
+type Reconciler[O Object, R any] struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clients  *openstack.Clients
+	Actuator Actuator[O, R]
+	// Kind names the kind in Events and messages.
+	Kind string
+	// New returns an empty object of the kind.
+	New func() O
+	// ResyncPeriod is the default drift-check period (spec.resyncPeriod overrides it).
+	ResyncPeriod time.Duration
+}
+
+// Finalizer is the finalizer of every OpenStack resource kind.
+const Finalizer = "kupenstack.io/openstack-resource"
+
+// pollInterval is how soon a resource that OpenStack is still building is looked at again.
+const pollInterval = 2 * time.Second
+
+// outcome is where one reconcile pass ended.
+type outcome struct {
+	state   conditions.State
+	requeue time.Duration
+	err     error // returned to controller-runtime for exponential backoff
+}
+
+func (o outcome) result() (ctrl.Result, error) {
+	if o.err != nil {
+		return ctrl.Result{}, o.err
+	}
+	return ctrl.Result{RequeueAfter: o.requeue}, nil
+}
+
+// Reconcile is one pass for one object.
+func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.reconcileDelete(ctx, obj)
+	}
+	if controllerutil.AddFinalizer(obj, Finalizer) {
+		if err := r.Client.Update(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	before := obj.DeepCopyObject().(O)
+	out := r.reconcileNormal(ctx, obj)
+	if out.state.Reason != "" {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, out.state.Reason, "Reconcile", "%s", out.state.Message)
+	}
+	st := obj.GetManagedStatus()
+	conditions.Set(&st.Conditions, obj.GetGeneration(), out.state)
+	st.ObservedGeneration = obj.GetGeneration()
+	if out.state.Ready && out.state.Reason == "" && out.state.Waiting == "" {
+		now := metav1.Now()
+		st.LastSyncTime = &now
+	}
+	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return ctrl.Result{}, err
+	}
+	return out.result()
+}
+
+func (r *Reconciler[O, R]) scope(ctx context.Context, namespace string) (Scope, string, error) {
+	p, err := project.Ensure(ctx, r.Client, namespace)
+	if err != nil {
+		return Scope{}, "", err
+	}
+	if p.Status.ID == "" || !conditions.IsReady(p.Status.Conditions, p.Generation) {
+		return Scope{}, fmt.Sprintf("waiting for the OpenStack project of namespace %s (kubectl get project %s)", namespace, namespace), nil
+	}
+	return Scope{Clients: r.Clients, ProjectID: p.Status.ID}, "", nil
+}
+
+func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O) outcome {
+	s, waiting, err := r.scope(ctx, obj.GetNamespace())
+	if err != nil {
+		return errorOutcome(err)
+	}
+	if waiting != "" {
+		return outcome{state: conditions.State{Waiting: waiting}, requeue: pollInterval}
+	}
+	res, out := r.getOrCreate(ctx, s, obj)
+	if res == nil {
+		return out
+	}
+	if obj.GetManagedSpec().ManagementPolicy != kupenstackv1.ManagementPolicyUnmanaged {
+		updated, changed, err := r.Actuator.Update(ctx, s, obj, res)
+		if err != nil {
+			r.Actuator.Observe(obj, res)
+			return errorOutcome(err)
+		}
+		if changed {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Updated", "Update",
+				"updated %s %s to match the spec", r.Kind, r.Actuator.ID(updated))
+		}
+		res = updated
+	}
+	ready, waiting := r.Actuator.Observe(obj, res)
+	if waiting != "" {
+		return outcome{state: conditions.State{Ready: ready, Waiting: waiting}, requeue: pollInterval}
+	}
+	return outcome{state: conditions.State{Ready: ready}, requeue: r.resyncAfter(obj)}
+}
+
+// getOrCreate finds the object's OpenStack resource, or creates it. A nil resource means the
+// pass ends with the returned outcome.
+func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R, outcome) {
+	spec, st := obj.GetManagedSpec(), obj.GetManagedStatus()
+	managed := spec.ManagementPolicy != kupenstackv1.ManagementPolicyUnmanaged
+	if st.ID != "" {
+		res, err := r.Actuator.Get(ctx, s, st.ID)
+		switch {
+		case err == nil:
+			return res, outcome{}
+		case !openstack.IsNotFound(err):
+			return nil, errorOutcome(err)
+		case !managed:
+			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
+				Message: fmt.Sprintf("the imported %s %s no longer exists in OpenStack", r.Kind, st.ID)}}
+		}
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate",
+			"%s %s was deleted outside KupenStack; creating it again", r.Kind, st.ID)
+		st.ID = ""
+		if spec.Import != nil {
+			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
+				Message: fmt.Sprintf("the imported %s was deleted in OpenStack", r.Kind)}}
+		}
+	}
+
+	var res *R
+	var err error
+	switch {
+	case spec.Import != nil:
+		if res, err = r.Actuator.FindImport(ctx, s, obj); err != nil {
+			return nil, errorOutcome(err)
+		}
+		if res == nil {
+			return nil, outcome{state: conditions.State{Waiting: fmt.Sprintf("waiting for the %s to import to exist in OpenStack", r.Kind)},
+				requeue: 15 * time.Second}
+		}
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Imported", "Import", "imported %s %s", r.Kind, r.Actuator.ID(res))
+	case !managed:
+		return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration,
+			Message: "an unmanaged object must import an existing resource"}}
+	default:
+		if res, err = r.Actuator.FindOwned(ctx, s, obj); err != nil {
+			return nil, errorOutcome(err)
+		}
+		if res != nil {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Adopted", "Adopt",
+				"adopted %s %s, created earlier for this object", r.Kind, r.Actuator.ID(res))
+		} else {
+			if res, err = r.Actuator.Create(ctx, s, obj); err != nil {
+				return nil, errorOutcome(err)
+			}
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Created", "Create", "created %s %s", r.Kind, r.Actuator.ID(res))
+		}
+	}
+	// Persist the ID at once, in its own patch: everything after this may fail.
+	before := obj.DeepCopyObject().(O)
+	st.ID = r.Actuator.ID(res)
+	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return nil, outcome{err: err}
+	}
+	return res, outcome{}
+}
+
+func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	spec, st := obj.GetManagedSpec(), obj.GetManagedStatus()
+	release := spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged || spec.OnDelete == kupenstackv1.OnDeleteDetach
+	if !release {
+		done, err := r.deleteResource(ctx, obj)
+		if err != nil || !done {
+			if err != nil {
+				r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete", "%v", err)
+			}
+			out := errorOutcome(err)
+			if err == nil {
+				out = outcome{requeue: time.Second}
+			}
+			return out.result()
+		}
+	} else if st.ID != "" {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Detached", "Delete", "left %s %s in OpenStack", r.Kind, st.ID)
+	}
+	controllerutil.RemoveFinalizer(obj, Finalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, obj))
+}
+
+// deleteResource deletes the OpenStack resource and reports whether it is gone.
+func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, error) {
+	var p kupenstackv1.Project
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: obj.GetNamespace()}, &p); err != nil || p.Status.ID == "" {
+		// No project was ever made, so nothing was created in one.
+		return client.IgnoreNotFound(err) == nil, client.IgnoreNotFound(err)
+	}
+	s := Scope{Clients: r.Clients, ProjectID: p.Status.ID}
+	var res *R
+	var err error
+	if id := obj.GetManagedStatus().ID; id != "" {
+		res, err = r.Actuator.Get(ctx, s, id)
+	} else {
+		res, err = r.Actuator.FindOwned(ctx, s, obj) // created, but the ID never reached the status
+	}
+	switch {
+	case err == nil && res == nil: // nothing was ever created
+		return true, nil
+	case openstack.IsNotFound(err):
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Deleted", "Delete", "deleted %s %s", r.Kind, obj.GetManagedStatus().ID)
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	if err := r.Actuator.Delete(ctx, s, res); err != nil && !openstack.IsNotFound(err) {
+		return false, err
+	}
+	if obj.GetManagedStatus().ID == "" {
+		// Re-read by ID next time.
+		before := obj.DeepCopyObject().(O)
+		obj.GetManagedStatus().ID = r.Actuator.ID(res)
+		if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// resyncAfter is the jittered time until the next drift check.
+func (r *Reconciler[O, R]) resyncAfter(obj O) time.Duration {
+	period := r.ResyncPeriod
+	if p := obj.GetManagedSpec().ResyncPeriod; p != nil {
+		period = p.Duration
+	}
+	if period <= 0 {
+		return 0
+	}
+	// Spread the checks of objects created together.
+	return period + time.Duration(rand.Int64N(int64(period)/10+1))
+}
+
+// errorOutcome classifies an error: rejected requests are Degraded with OpenStack's message and
+// retried slowly; throttled ones wait for Retry-After; the rest back off exponentially.
+func errorOutcome(err error) outcome {
+	if err == nil {
+		return outcome{}
+	}
+	if isInvalidConfig(err) {
+		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()},
+			requeue: openstack.RejectedRetryInterval}
+	}
+	class, delay := openstack.Classify(err)
+	switch class {
+	case openstack.Rejected:
+		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}, requeue: delay}
+	case openstack.Throttled:
+		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: err.Error()}, requeue: delay}
+	}
+	return outcome{state: conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: err.Error()}, err: err}
+}

@@ -1,0 +1,229 @@
+package openstack
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics of every OpenStack API call the operator makes.
+var (
+	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kupenstack_openstack_requests_total",
+		Help: "OpenStack API requests, by service type, HTTP method and status code (\"error\" when no answer came).",
+	}, []string{"service", "method", "code"})
+	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kupenstack_openstack_request_duration_seconds",
+		Help:    "Latency of OpenStack API requests, by service type and HTTP method.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"service", "method"})
+)
+
+func init() { metrics.Registry.MustRegister(requestsTotal, requestDuration) }
+
+// CredentialSource returns the current clouds.yaml; the cached clients are rebuilt when it changes.
+type CredentialSource func(ctx context.Context) ([]byte, error)
+
+// Clients hands out authenticated gophercloud service clients: admin ones for cloud-wide work
+// (Keystone projects, flavors) and ones scoped to a single project, so that everything a namespace
+// creates is owned by that namespace's project. Provider clients are cached per project and
+// re-authenticate by themselves when their token expires.
+type Clients struct {
+	source    CredentialSource
+	cloudName string
+	transport *meteredTransport
+
+	mu       sync.Mutex
+	credHash [sha256.Size]byte
+	cloud    *Cloud
+	admin    *gophercloud.ProviderClient
+	projects map[string]*gophercloud.ProviderClient
+}
+
+// NewClients returns a client factory for the cloud called cloudName in the clouds.yaml that
+// source returns; requests are limited to qps per second on average (bursts of burst).
+func NewClients(source CredentialSource, cloudName string, qps float64, burst int) *Clients {
+	return &Clients{
+		source:    source,
+		cloudName: cloudName,
+		transport: &meteredTransport{next: http.DefaultTransport, limiter: rate.NewLimiter(rate.Limit(qps), burst), services: &sync.Map{}},
+		projects:  map[string]*gophercloud.ProviderClient{},
+	}
+}
+
+// refresh re-reads the credentials and drops every cached client when they changed.
+func (c *Clients) refresh(ctx context.Context) error {
+	data, err := c.source(ctx)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	if c.cloud != nil && sum == c.credHash {
+		return nil
+	}
+	cloud, err := ParseCloud(data, c.cloudName)
+	if err != nil {
+		return err
+	}
+	c.cloud, c.credHash, c.admin = cloud, sum, nil
+	clear(c.projects)
+	return nil
+}
+
+func (c *Clients) connect(ctx context.Context, auth gophercloud.AuthOptions) (*gophercloud.ProviderClient, error) {
+	provider, err := gcopenstack.NewClient(auth.IdentityEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("cloud %q: %w", c.cloud.Name, err)
+	}
+	transport := c.transport
+	if c.cloud.TLS != nil {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.TLSClientConfig = c.cloud.TLS
+		transport = &meteredTransport{next: base, limiter: c.transport.limiter, services: c.transport.services}
+	}
+	provider.HTTPClient = http.Client{Transport: transport, Timeout: 2 * time.Minute}
+	if err := gcopenstack.Authenticate(ctx, provider, auth); err != nil {
+		return nil, fmt.Errorf("authenticating to cloud %q: %w", c.cloud.Name, err)
+	}
+	return provider, nil
+}
+
+// provider returns the cached provider client for projectID ("" = the admin scope of clouds.yaml).
+func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.ProviderClient, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	if projectID == "" {
+		if c.admin == nil {
+			p, err := c.connect(ctx, c.cloud.Auth)
+			if err != nil {
+				return nil, err
+			}
+			c.admin = p
+		}
+		return c.admin, nil
+	}
+	if p, ok := c.projects[projectID]; ok {
+		return p, nil
+	}
+	auth := c.cloud.Auth
+	// The same admin user (DomainID/DomainName are the user's domain), with a token scoped to
+	// the namespace's project instead of the credentials' own.
+	auth.TenantID, auth.TenantName = "", ""
+	auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
+	p, err := c.connect(ctx, auth)
+	if err != nil {
+		return nil, err
+	}
+	c.projects[projectID] = p
+	return p, nil
+}
+
+// Forget drops the cached client of a project, e.g. after the project was deleted.
+func (c *Clients) Forget(projectID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.projects, projectID)
+}
+
+func (c *Clients) endpointOpts() gophercloud.EndpointOpts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cloud.Endpoint
+}
+
+// serviceClient builds a service client and records its endpoint so metrics can name the service.
+func (c *Clients) serviceClient(ctx context.Context, projectID, service string,
+	build func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error),
+) (*gophercloud.ServiceClient, error) {
+	p, err := c.provider(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := build(p, c.endpointOpts())
+	if err != nil {
+		return nil, fmt.Errorf("finding the %s endpoint: %w", service, err)
+	}
+	c.transport.services.Store(strings.TrimSuffix(sc.Endpoint, "/"), service)
+	return sc, nil
+}
+
+// AdminIdentity is the Keystone client with the credentials' own (admin) scope.
+func (c *Clients) AdminIdentity(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, "", "identity", gcopenstack.NewIdentityV3)
+}
+
+// AdminUserID is the ID of the user the operator authenticates as.
+func (c *Clients) AdminUserID(ctx context.Context) (string, error) {
+	p, err := c.provider(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	result, ok := p.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		return "", fmt.Errorf("cloud %q: only Keystone v3 password or token authentication is supported", c.cloudName)
+	}
+	user, err := result.ExtractUser()
+	if err != nil {
+		return "", fmt.Errorf("reading the operator's own user from its token: %w", err)
+	}
+	return user.ID, nil
+}
+
+// Network is the Neutron client scoped to projectID.
+func (c *Clients) Network(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, projectID, "network", gcopenstack.NewNetworkV2)
+}
+
+// Compute is the Nova client scoped to projectID ("" for the admin scope).
+func (c *Clients) Compute(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, projectID, "compute", gcopenstack.NewComputeV2)
+}
+
+// meteredTransport rate-limits every request and records its metrics.
+type meteredTransport struct {
+	next     http.RoundTripper
+	limiter  *rate.Limiter
+	services *sync.Map // endpoint URL prefix -> service type
+}
+
+func (t *meteredTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.limiter.Wait(req.Context()); err != nil {
+		return nil, err
+	}
+	service := t.serviceOf(req.URL.String())
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	requestDuration.WithLabelValues(service, req.Method).Observe(time.Since(start).Seconds())
+	code := "error"
+	if err == nil {
+		code = strconv.Itoa(resp.StatusCode)
+	}
+	requestsTotal.WithLabelValues(service, req.Method, code).Inc()
+	return resp, err
+}
+
+func (t *meteredTransport) serviceOf(url string) string {
+	service, longest := "identity", 0 // token requests go to the auth URL, not a catalog endpoint
+	t.services.Range(func(k, v any) bool {
+		if prefix := k.(string); len(prefix) > longest && strings.HasPrefix(url, prefix) {
+			service, longest = v.(string), len(prefix)
+		}
+		return true
+	})
+	return service
+}

@@ -253,4 +253,3 @@ func (r *ProjectReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kupenstackv1.Project{}).
 		Complete(r)
 }
-

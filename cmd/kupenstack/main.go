@@ -127,7 +127,8 @@ func run() error {
 	key, _ := opts.cloudSecretKey()
 	clients := openstack.NewClients(openstack.SecretSource(mgr.GetAPIReader(), key, time.Minute),
 		opts.cloudName, opts.apiQPS, opts.apiBurst)
-	if err := controller.SetupAll(mgr, controller.Options{
+	ctx := ctrl.SetupSignalHandler()
+	if err := controller.SetupAll(ctx, mgr, controller.Options{
 		Clients: clients, ResyncPeriod: opts.resyncPeriod, DomainID: opts.domainID, MemberRole: opts.memberRole,
 	}); err != nil {
 		return err
@@ -139,5 +140,5 @@ func run() error {
 		return err
 	}
 	log.Info("starting manager", "cloudSecret", key.String(), "cloud", opts.cloudName)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

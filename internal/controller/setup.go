@@ -12,8 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/controller/subnet"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -33,11 +35,13 @@ type Options struct {
 // project stays while any of these remain in it.
 var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.NetworkList{} },
+	func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 }
 
 // SetupAll registers all controllers with mgr.
-func SetupAll(mgr ctrl.Manager, o Options) error {
+func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	c := mgr.GetClient()
+	engine := generic.Options{Clients: o.Clients, ResyncPeriod: o.ResyncPeriod, Registry: generic.NewRegistry()}
 	setups := []struct {
 		name  string
 		setup func() error
@@ -54,7 +58,8 @@ func SetupAll(mgr ctrl.Manager, o Options) error {
 				NamespaceInUse: func(ctx context.Context, ns string) (bool, error) { return namespaceInUse(ctx, c, ns) },
 			}).SetupWithManager(mgr)
 		}},
-		{network.ControllerName, func() error { return network.SetupWithManager(mgr, o.Clients, o.ResyncPeriod) }},
+		{"network", func() error { return network.Setup(ctx, mgr, engine) }},
+		{"subnet", func() error { return subnet.Setup(ctx, mgr, engine) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

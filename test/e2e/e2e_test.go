@@ -17,8 +17,12 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/openstack"
@@ -32,7 +36,7 @@ var (
 		if cloudsPath == "" || cloudName == "" {
 			return nil
 		}
-		return controller.SetupAll(mgr, controller.Options{
+		return controller.SetupAll(context.Background(), mgr, controller.Options{
 			Clients:      openstack.NewClients(openstack.FileSource(cloudsPath), cloudName, 50, 100),
 			ResyncPeriod: 10 * time.Minute,
 			DomainID:     "default",
@@ -111,4 +115,23 @@ func eventually(t *testing.T, what string, cond func() error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// deleteProject deletes the namespace's Project (as namespace deletion's garbage collection
+// would; envtest runs no namespace controller) and waits until it, and its Keystone project, are gone.
+func deleteProject(t *testing.T, ns string) {
+	t.Helper()
+	var p kupenstackv1.Project
+	if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(env.Ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Project gone", func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &kupenstackv1.Project{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
 }

@@ -28,7 +28,7 @@ import (
 // No cloud here: the controllers run, and a Project simply reports that it cannot reach OpenStack.
 var env = testenv.New(func(mgr ctrl.Manager) error {
 	noCloud := func(context.Context) ([]byte, error) { return nil, errors.New("no cloud in the manifests test") }
-	return controller.SetupAll(mgr, controller.Options{
+	return controller.SetupAll(context.Background(), mgr, controller.Options{
 		Clients: openstack.NewClients(noCloud, "none", 10, 10), ResyncPeriod: time.Minute, DomainID: "default", MemberRole: "member",
 	})
 })

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,11 +30,16 @@ type Object interface {
 	kupenstackv1.ManagedObject
 }
 
-// Scope is where an actuator acts: the cloud's clients and the namespace's project.
+// Scope is where an actuator acts: the cloud's clients, the namespace's project and the
+// OpenStack IDs of the objects it refers to.
 type Scope struct {
 	Clients   *openstack.Clients
 	ProjectID string
+	deps      map[string]string
 }
+
+// DependencyID is the OpenStack ID of the referenced object kind/name (resolved and Ready).
+func (s Scope) DependencyID(kind, name string) string { return s.deps[kind+"/"+name] }
 
 // Actuator maps one kind to OpenStack. R is the OpenStack resource as the actuator reads it.
 // Methods return OpenStack errors unchanged; the engine classifies them.
@@ -59,18 +65,35 @@ type Actuator[O Object, R any] interface {
 	Observe(obj O, res *R) (ready bool, waiting string)
 }
 
-// Reconciler runs an Actuator for one kind.
+// Options are the operator-wide settings every kind's reconciler shares.
+type Options struct {
+	Clients *openstack.Clients
+	// ResyncPeriod is the period of the list-based drift check; spec.resyncPeriod gives one
+	// object its own, per-object check instead.
+	ResyncPeriod time.Duration
+	// Registry connects the kinds of one manager (for deletion guards).
+	Registry *Registry
+}
+
+// Kind describes one OpenStack resource kind to the engine.
+type Kind[O Object, R any] struct {
+	// Name of the kind, e.g. "Network", for Events and messages.
+	Name string
+	// Controller names the controller in logs and metrics, e.g. "network".
+	Controller string
+	Actuator   Actuator[O, R]
+	New        func() O
+	NewList    func() client.ObjectList
+	// Dependencies are the kinds this kind refers to.
+	Dependencies []Dependency[O]
+}
+
+// Reconciler runs a Kind's Actuator.
 type Reconciler[O Object, R any] struct {
+	Options
+	Kind[O, R]
 	Client   client.Client
 	Recorder events.EventRecorder
-	Clients  *openstack.Clients
-	Actuator Actuator[O, R]
-	// Kind names the kind in Events and messages.
-	Kind string
-	// New returns an empty object of the kind.
-	New func() O
-	// ResyncPeriod is the default drift-check period (spec.resyncPeriod overrides it).
-	ResyncPeriod time.Duration
 }
 
 // Finalizer is the finalizer of every OpenStack resource kind.
@@ -144,6 +167,13 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O) outcome {
 	if waiting != "" {
 		return outcome{state: conditions.State{Waiting: waiting}, requeue: pollInterval}
 	}
+	if s.deps, waiting, err = r.resolveDependencies(ctx, obj); err != nil {
+		return errorOutcome(err)
+	}
+	if waiting != "" {
+		// The watch on the referenced kind wakes this object when that changes.
+		return outcome{state: conditions.State{Waiting: waiting}}
+	}
 	res, out := r.getOrCreate(ctx, s, obj)
 	if res == nil {
 		return out
@@ -155,8 +185,11 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O) outcome {
 			return errorOutcome(err)
 		}
 		if changed {
+			if obj.GetGeneration() == obj.GetManagedStatus().ObservedGeneration {
+				driftRepairs.WithLabelValues(r.Name).Inc() // the spec did not change: OpenStack did
+			}
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Updated", "Update",
-				"updated %s %s to match the spec", r.Kind, r.Actuator.ID(updated))
+				"updated %s %s to match the spec", r.Name, r.Actuator.ID(updated))
 		}
 		res = updated
 	}
@@ -181,14 +214,15 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 			return nil, errorOutcome(err)
 		case !managed:
 			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
-				Message: fmt.Sprintf("the imported %s %s no longer exists in OpenStack", r.Kind, st.ID)}}
+				Message: fmt.Sprintf("the imported %s %s no longer exists in OpenStack", r.Name, st.ID)}}
 		}
+		driftRepairs.WithLabelValues(r.Name).Inc()
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate",
-			"%s %s was deleted outside KupenStack; creating it again", r.Kind, st.ID)
+			"%s %s was deleted outside KupenStack; creating it again", r.Name, st.ID)
 		st.ID = ""
 		if spec.Import != nil {
 			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
-				Message: fmt.Sprintf("the imported %s was deleted in OpenStack", r.Kind)}}
+				Message: fmt.Sprintf("the imported %s was deleted in OpenStack", r.Name)}}
 		}
 	}
 
@@ -200,10 +234,10 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 			return nil, errorOutcome(err)
 		}
 		if res == nil {
-			return nil, outcome{state: conditions.State{Waiting: fmt.Sprintf("waiting for the %s to import to exist in OpenStack", r.Kind)},
+			return nil, outcome{state: conditions.State{Waiting: fmt.Sprintf("waiting for the %s to import to exist in OpenStack", r.Name)},
 				requeue: 15 * time.Second}
 		}
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Imported", "Import", "imported %s %s", r.Kind, r.Actuator.ID(res))
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Imported", "Import", "imported %s %s", r.Name, r.Actuator.ID(res))
 	case !managed:
 		return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration,
 			Message: "an unmanaged object must import an existing resource"}}
@@ -213,12 +247,12 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 		}
 		if res != nil {
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Adopted", "Adopt",
-				"adopted %s %s, created earlier for this object", r.Kind, r.Actuator.ID(res))
+				"adopted %s %s, created earlier for this object", r.Name, r.Actuator.ID(res))
 		} else {
 			if res, err = r.Actuator.Create(ctx, s, obj); err != nil {
 				return nil, errorOutcome(err)
 			}
-			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Created", "Create", "created %s %s", r.Kind, r.Actuator.ID(res))
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Created", "Create", "created %s %s", r.Name, r.Actuator.ID(res))
 		}
 	}
 	// Persist the ID at once, in its own patch: everything after this may fail.
@@ -230,9 +264,43 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 	return res, outcome{}
 }
 
+// resolveDependencies finds the OpenStack IDs of the objects obj refers to, or says which one
+// it is waiting for.
+func (r *Reconciler[O, R]) resolveDependencies(ctx context.Context, obj O) (map[string]string, string, error) {
+	ids := map[string]string{}
+	for _, dep := range r.Dependencies {
+		for _, name := range dep.Names(obj) {
+			ref := dep.New()
+			err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, ref)
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Sprintf("waiting for %s/%s to be created", dep.Kind, name), nil
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			st := ref.GetManagedStatus()
+			if !ref.GetDeletionTimestamp().IsZero() {
+				return nil, fmt.Sprintf("%s/%s is being deleted", dep.Kind, name), nil
+			}
+			if st.ID == "" || !conditions.IsReady(st.Conditions, ref.GetGeneration()) {
+				return nil, fmt.Sprintf("waiting for %s/%s to be ready", dep.Kind, name), nil
+			}
+			ids[dep.Kind+"/"+name] = st.ID
+		}
+	}
+	return ids, "", nil
+}
+
 func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return ctrl.Result{}, nil
+	}
+	// Deletion guard: OpenStack would refuse (or orphan) a resource still in use.
+	if users, err := r.Registry.Dependents(ctx, r.Client, r.Name, obj.GetNamespace(), obj.GetName()); err != nil || len(users) > 0 {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.patchWaiting(ctx, obj, fmt.Sprintf("deletion waits until nothing refers to it: %v", users))
 	}
 	spec, st := obj.GetManagedSpec(), obj.GetManagedStatus()
 	release := spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged || spec.OnDelete == kupenstackv1.OnDeleteDetach
@@ -249,10 +317,21 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 			return out.result()
 		}
 	} else if st.ID != "" {
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Detached", "Delete", "left %s %s in OpenStack", r.Kind, st.ID)
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Detached", "Delete", "left %s %s in OpenStack", r.Name, st.ID)
 	}
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, obj))
+}
+
+// patchWaiting records why a deletion waits; the dependents' own deletions wake this object.
+func (r *Reconciler[O, R]) patchWaiting(ctx context.Context, obj O, msg string) (ctrl.Result, error) {
+	before := obj.DeepCopyObject().(O)
+	st := obj.GetManagedStatus()
+	conditions.Set(&st.Conditions, obj.GetGeneration(), conditions.State{Ready: false, Waiting: msg})
+	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 }
 
 // deleteResource deletes the OpenStack resource and reports whether it is gone.
@@ -274,7 +353,7 @@ func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, err
 	case err == nil && res == nil: // nothing was ever created
 		return true, nil
 	case openstack.IsNotFound(err):
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Deleted", "Delete", "deleted %s %s", r.Kind, obj.GetManagedStatus().ID)
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Deleted", "Delete", "deleted %s %s", r.Name, obj.GetManagedStatus().ID)
 		return true, nil
 	case err != nil:
 		return false, err
@@ -293,11 +372,14 @@ func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, err
 	return false, nil
 }
 
-// resyncAfter is the jittered time until the next drift check.
+// resyncAfter is the jittered time until this object's own drift check: only for objects with
+// their own spec.resyncPeriod, or kinds without the list-based check.
 func (r *Reconciler[O, R]) resyncAfter(obj O) time.Duration {
 	period := r.ResyncPeriod
 	if p := obj.GetManagedSpec().ResyncPeriod; p != nil {
 		period = p.Duration
+	} else if _, listed := r.Actuator.(Lister[O, R]); listed {
+		return 0
 	}
 	if period <= 0 {
 		return 0

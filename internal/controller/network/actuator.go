@@ -3,10 +3,8 @@ package network
 
 import (
 	"context"
-	"slices"
+	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
@@ -14,6 +12,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/neutron"
 )
 
 // osNetwork is a Neutron network with the extension fields KupenStack manages.
@@ -26,32 +25,15 @@ type osNetwork struct {
 
 type actuator struct{}
 
-var _ generic.Actuator[*kupenstackv1.Network, osNetwork] = actuator{}
+var (
+	_ generic.Actuator[*kupenstackv1.Network, osNetwork] = actuator{}
+	_ generic.Lister[*kupenstackv1.Network, osNetwork]   = actuator{}
+)
 
-func client(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
-	return s.Clients.Network(ctx, s.ProjectID)
-}
-
-// name is the network's name in OpenStack.
-func name(n *kupenstackv1.Network) string {
-	if n.Spec.Name != "" {
-		return n.Spec.Name
-	}
-	return n.Name
-}
-
-// tags are the tags the network should carry: the user's plus the owner tag.
-func tags(n *kupenstackv1.Network) []string {
-	out := []string{generic.OwnerTag(n)}
-	for _, t := range n.Spec.Tags {
-		out = append(out, string(t))
-	}
-	slices.Sort(out)
-	return out
-}
+func name(n *kupenstackv1.Network) string { return neutron.Name(n, n.Spec.Name) }
 
 func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osNetwork, error) {
-	sc, err := client(ctx, s)
+	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +41,8 @@ func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osNetwork
 	return &n, networks.Get(ctx, sc, id).ExtractInto(&n)
 }
 
-func (a actuator) list(ctx context.Context, s generic.Scope, opts networks.ListOpts) ([]osNetwork, error) {
-	sc, err := client(ctx, s)
+func (actuator) list(ctx context.Context, s generic.Scope, opts networks.ListOpts) ([]osNetwork, error) {
+	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -74,46 +56,22 @@ func (a actuator) list(ctx context.Context, s generic.Scope, opts networks.ListO
 }
 
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
-	found, err := a.list(ctx, s, networks.ListOpts{Tags: generic.OwnerTag(n)})
-	if err != nil || len(found) > 0 {
-		return first(found), err
-	}
-	if found, err = a.list(ctx, s, networks.ListOpts{Name: name(n)}); err != nil {
-		return nil, err
-	}
-	for i := range found {
-		if generic.MaybeOurs(n, found[i].Tags, found[i].CreatedAt) {
-			return &found[i], nil
-		}
-	}
-	return nil, nil
-}
-
-func first(found []osNetwork) *osNetwork {
-	if len(found) == 0 {
-		return nil
-	}
-	return &found[0]
+	return neutron.FindOwned(n, name(n),
+		func(tag, name string) ([]osNetwork, error) {
+			return a.list(ctx, s, networks.ListOpts{Tags: tag, Name: name})
+		},
+		func(r *osNetwork) []string { return r.Tags },
+		func(r *osNetwork) time.Time { return r.CreatedAt })
 }
 
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
-	imp := n.Spec.Import
-	if imp.ID != "" {
-		found, err := a.Get(ctx, s, imp.ID)
-		if generic.IsNotFound(err) {
-			return nil, nil
-		}
-		return found, err
-	}
-	found, err := a.list(ctx, s, networks.ListOpts{Name: imp.Name})
-	if err != nil || len(found) != 1 {
-		return nil, generic.ImportMatches(len(found), err)
-	}
-	return &found[0], nil
+	return neutron.FindImport(n.Spec.Import,
+		func(id string) (*osNetwork, error) { return a.Get(ctx, s, id) },
+		func(name string) ([]osNetwork, error) { return a.list(ctx, s, networks.ListOpts{Name: name}) })
 }
 
-func (a actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
-	sc, err := client(ctx, s)
+func (actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
+	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -129,25 +87,18 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.N
 		opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: n.Spec.PortSecurityEnabled}
 	}
 	var created osNetwork
-	if err := networks.Create(ctx, sc, opts).ExtractInto(&created); err != nil {
-		return nil, err
-	}
-	// Zed's Neutron takes no tags on create; tags (the owner tag included) follow in Update.
-	// Until then FindOwned recognises the network by name and creation time.
-	return &created, nil
+	// Tags (the owner tag included) follow in Update: Zed's Neutron takes none on create.
+	return &created, networks.Create(ctx, sc, opts).ExtractInto(&created)
 }
 
 func (a actuator) Update(ctx context.Context, s generic.Scope, n *kupenstackv1.Network, cur *osNetwork) (*osNetwork, bool, error) {
-	sc, err := client(ctx, s)
+	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, false, err
 	}
-	changed := false
-	if want := tags(n); !sameSet(want, cur.Tags) {
-		if _, err := attributestags.ReplaceAll(ctx, sc, "networks", cur.ID, attributestags.ReplaceAllOpts{Tags: want}).Extract(); err != nil {
-			return cur, false, err
-		}
-		changed = true
+	tagged, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(n, n.Spec.Tags), cur.Tags)
+	if err != nil {
+		return cur, false, err
 	}
 	upd := networks.UpdateOpts{}
 	dirty := false
@@ -167,22 +118,22 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, n *kupenstackv1.N
 	if p := n.Spec.PortSecurityEnabled; p != nil && cur.PortSecurityEnabled != *p {
 		opts, dirty = portsecurity.NetworkUpdateOptsExt{UpdateOptsBuilder: opts, PortSecurityEnabled: p}, true
 	}
-	if !dirty {
-		if changed {
-			res, err := a.Get(ctx, s, cur.ID)
-			return res, true, err
+	switch {
+	case dirty:
+		var updated osNetwork
+		if err := networks.Update(ctx, sc, cur.ID, opts).ExtractInto(&updated); err != nil {
+			return cur, tagged, err
 		}
-		return cur, false, nil
+		return &updated, true, nil
+	case tagged:
+		res, err := a.Get(ctx, s, cur.ID)
+		return res, true, err
 	}
-	var updated osNetwork
-	if err := networks.Update(ctx, sc, cur.ID, opts).ExtractInto(&updated); err != nil {
-		return cur, changed, err
-	}
-	return &updated, true, nil
+	return cur, false, nil
 }
 
 func (actuator) Delete(ctx context.Context, s generic.Scope, res *osNetwork) error {
-	sc, err := client(ctx, s)
+	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -190,6 +141,22 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *osNetwork) err
 }
 
 func (actuator) ID(res *osNetwork) string { return res.ID }
+
+func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, error) {
+	return neutron.Pointers(a.list(ctx, s, networks.ListOpts{}))
+}
+
+// InSync compares the fields Update manages; an unmanaged network is never out of sync.
+func (actuator) InSync(n *kupenstackv1.Network, res *osNetwork) bool {
+	if n.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+		return true
+	}
+	return res.Name == name(n) && res.Description == n.Spec.Description &&
+		(n.Spec.AdminStateUp == nil || res.AdminStateUp == *n.Spec.AdminStateUp) &&
+		(n.Spec.MTU == nil || res.MTU == *n.Spec.MTU) &&
+		(n.Spec.PortSecurityEnabled == nil || res.PortSecurityEnabled == *n.Spec.PortSecurityEnabled) &&
+		neutron.SameSet(neutron.Tags(n, n.Spec.Tags), res.Tags)
+}
 
 func (actuator) Observe(n *kupenstackv1.Network, res *osNetwork) (bool, string) {
 	ps := res.PortSecurityEnabled
@@ -209,11 +176,4 @@ func (actuator) Observe(n *kupenstackv1.Network, res *osNetwork) (bool, string) 
 		return false, "network status is " + res.Status
 	}
 	return true, ""
-}
-
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }

@@ -1,34 +1,26 @@
 package network
 
 import (
-	"time"
+	"context"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
-	"github.com/kupenstack/kupenstack/internal/openstack"
 )
-
-// ControllerName names the controller in logs, metrics and Events.
-const ControllerName = "network"
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=networks,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=networks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=networks/finalizers,verbs=update
 
-// SetupWithManager registers the Network controller.
-func SetupWithManager(mgr ctrl.Manager, clients *openstack.Clients, resync time.Duration) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&kupenstackv1.Network{}).
-		Complete(&generic.Reconciler[*kupenstackv1.Network, osNetwork]{
-			Client:       mgr.GetClient(),
-			Recorder:     mgr.GetEventRecorder(ControllerName),
-			Clients:      clients,
-			Actuator:     actuator{},
-			Kind:         "Network",
-			New:          func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
-			ResyncPeriod: resync,
-		})
+// Setup registers the Network controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Network, osNetwork]{
+		Name:       "Network",
+		Controller: "network",
+		Actuator:   actuator{},
+		New:        func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
+		NewList:    func() client.ObjectList { return &kupenstackv1.NetworkList{} },
+	})
 }

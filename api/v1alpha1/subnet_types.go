@@ -1,0 +1,159 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SubnetSpec is the desired Neutron subnet.
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Subnet must import an existing subnet"
+// +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.networkRef) && has(self.cidr))",message="networkRef and cidr are required unless the subnet is imported"
+// +kubebuilder:validation:XValidation:rule="!(has(self.gatewayIP) && has(self.disableGateway) && self.disableGateway)",message="gatewayIP and disableGateway are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!has(self.ipVersion) || !has(self.cidr) || cidr(self.cidr).ip().family() == self.ipVersion",message="ipVersion does not match the cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.gatewayIP) || !has(self.cidr) || cidr(self.cidr).containsIP(self.gatewayIP)",message="gatewayIP must be inside the cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.cidr) || !has(self.allocationPools) || self.allocationPools.all(p, cidr(self.cidr).containsIP(p.start) && cidr(self.cidr).containsIP(p.end))",message="allocation pools must be inside the cidr"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.networkRef) == has(self.networkRef)",message="networkRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.cidr) == has(self.cidr)",message="cidr is immutable"
+type SubnetSpec struct {
+	ManagedSpec `json:",inline"`
+
+	// Name in OpenStack; defaults to the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Description of the subnet.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// NetworkRef names the Network object (in the same namespace) the subnet belongs to. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networkRef is immutable"
+	// +optional
+	NetworkRef string `json:"networkRef,omitempty"`
+
+	// CIDR of the subnet, e.g. 10.0.0.0/24 or fd00::/64. Immutable.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="cidr must be an IPv4 or IPv6 CIDR"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cidr is immutable"
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+
+	// IPVersion: 4 or 6; taken from the cidr when unset. Immutable.
+	// +kubebuilder:validation:Enum=4;6
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ipVersion is immutable"
+	// +optional
+	IPVersion *int `json:"ipVersion,omitempty"`
+
+	// GatewayIP; Neutron picks the first address when unset (unless disableGateway).
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="gatewayIP must be an IP address"
+	// +optional
+	GatewayIP string `json:"gatewayIP,omitempty"`
+
+	// DisableGateway: the subnet has no gateway.
+	// +optional
+	DisableGateway bool `json:"disableGateway,omitempty"`
+
+	// EnableDHCP on the subnet.
+	// +kubebuilder:default=true
+	// +optional
+	EnableDHCP *bool `json:"enableDHCP,omitempty"`
+
+	// DNSNameservers handed out by DHCP.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="self.all(ip, isIP(ip))",message="dnsNameservers must be IP addresses"
+	// +listType=atomic
+	// +optional
+	DNSNameservers []string `json:"dnsNameservers,omitempty"`
+
+	// AllocationPools are the ranges Neutron allocates port addresses from.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	AllocationPools []AllocationPool `json:"allocationPools,omitempty"`
+
+	// Tags added to the subnet in OpenStack (KupenStack adds its own too).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Tags []NeutronTag `json:"tags,omitempty"`
+}
+
+// AllocationPool is an inclusive range of addresses.
+// +kubebuilder:validation:XValidation:rule="ip(self.start).family() == ip(self.end).family()",message="start and end must be of the same IP version"
+type AllocationPool struct {
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="start must be an IP address"
+	Start string `json:"start"`
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="end must be an IP address"
+	End string `json:"end"`
+}
+
+// SubnetResourceStatus is what Neutron reports for the subnet.
+type SubnetResourceStatus struct {
+	Name            string    `json:"name,omitempty"`
+	Description     string    `json:"description,omitempty"`
+	NetworkID       string    `json:"networkID,omitempty"`
+	CIDR            string    `json:"cidr,omitempty"`
+	IPVersion       int       `json:"ipVersion,omitempty"`
+	GatewayIP       string    `json:"gatewayIP,omitempty"`
+	EnableDHCP      bool      `json:"enableDHCP"`
+	DNSNameservers  []string  `json:"dnsNameservers,omitempty"`
+	AllocationPools []IPRange `json:"allocationPools,omitempty"`
+	Tags            []string  `json:"tags,omitempty"`
+}
+
+// IPRange is an inclusive range of addresses as OpenStack reports it.
+type IPRange struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// SubnetStatus is the observed state of a Subnet.
+type SubnetStatus struct {
+	ManagedStatus `json:",inline"`
+	// Resource is the subnet as Neutron last reported it.
+	// +optional
+	Resource *SubnetResourceStatus `json:"resource,omitempty"`
+}
+
+// Subnet is a Neutron subnet of a Network in the same namespace.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ossubnet,categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
+// +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.networkRef`
+// +kubebuilder:printcolumn:name="CIDR",type=string,JSONPath=`.status.resource.cidr`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Subnet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   SubnetSpec   `json:"spec"`
+	Status SubnetStatus `json:"status,omitempty"`
+}
+
+// GetManagedSpec returns the management settings.
+func (s *Subnet) GetManagedSpec() *ManagedSpec { return &s.Spec.ManagedSpec }
+
+// GetManagedStatus returns the common status.
+func (s *Subnet) GetManagedStatus() *ManagedStatus { return &s.Status.ManagedStatus }
+
+// SubnetList is a list of Subnets.
+// +kubebuilder:object:root=true
+type SubnetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Subnet `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Subnet{}, &SubnetList{})
+}

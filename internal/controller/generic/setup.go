@@ -1,0 +1,221 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+)
+
+var (
+	resyncLists = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kupenstack_resync_list_calls_total",
+		Help: "List calls made by the periodic drift check, by kind (one per kind and project per period).",
+	}, []string{"kind"})
+	driftRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kupenstack_drift_repairs_total",
+		Help: "OpenStack resources brought back in line with their object (updated or re-created), by kind.",
+	}, []string{"kind"})
+)
+
+func init() { metrics.Registry.MustRegister(resyncLists, driftRepairs) }
+
+// Dependency declares that objects of one kind refer by name to objects of another kind in the
+// same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
+// the actuator, wakes the referrer when they change, and keeps a referenced object (and its
+// OpenStack resource) from being deleted while something still refers to it.
+type Dependency[O Object] struct {
+	// Kind of the referenced objects, e.g. "Network".
+	Kind string
+	// New returns an empty referenced object.
+	New func() Object
+	// Names lists the names obj refers to.
+	Names func(obj O) []string
+}
+
+func indexKey(kind string) string { return "kupenstack.io/ref-" + kind }
+
+// Registry connects the kinds: it knows, for each kind, which other kinds may refer to it.
+type Registry struct {
+	mu         sync.Mutex
+	dependents map[string][]func(ctx context.Context, c client.Client, namespace, name string) ([]string, error)
+}
+
+// NewRegistry returns an empty registry; every kind's controller of one manager shares it.
+func NewRegistry() *Registry { return &Registry{dependents: map[string][]func(context.Context, client.Client, string, string) ([]string, error){}} }
+
+func (g *Registry) addDependent(kind string, list func(ctx context.Context, c client.Client, namespace, name string) ([]string, error)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dependents[kind] = append(g.dependents[kind], list)
+}
+
+// Dependents names the objects that still refer to the object kind/name in namespace.
+func (g *Registry) Dependents(ctx context.Context, c client.Client, kind, namespace, name string) ([]string, error) {
+	g.mu.Lock()
+	lists := g.dependents[kind]
+	g.mu.Unlock()
+	var out []string
+	for _, list := range lists {
+		names, err := list(ctx, c, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, names...)
+	}
+	return out, nil
+}
+
+// Lister is implemented by actuators whose kind takes part in the list-based drift check.
+type Lister[O Object, R any] interface {
+	// ListAll lists every resource of the kind in the scope's project, in one call.
+	ListAll(ctx context.Context, s Scope) ([]*R, error)
+	// InSync says whether res still matches obj's spec.
+	InSync(obj O, res *R) bool
+}
+
+// Setup registers a kind's controller: its own objects, the Project of their namespace, the
+// objects they depend on, and the periodic drift check.
+func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options, kind Kind[O, R]) error {
+	r := &Reconciler[O, R]{Options: opts, Kind: kind, Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(kind.Controller)}
+	newList := kind.NewList
+	b := ctrl.NewControllerManagedBy(mgr).Named(kind.Controller).For(r.New())
+
+	// A Project becoming ready wakes every object of the kind in its namespace.
+	b = b.Watches(&kupenstackv1.Project{}, handler.EnqueueRequestsFromMapFunc(
+		func(ctx context.Context, p client.Object) []reconcile.Request {
+			return r.requestsIn(ctx, p.GetName(), nil)
+		}))
+
+	for _, dep := range r.Dependencies {
+		key := indexKey(dep.Kind)
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.New(), key, func(o client.Object) []string {
+			return dep.Names(o.(O))
+		}); err != nil {
+			return fmt.Errorf("indexing %s references: %w", dep.Kind, err)
+		}
+		b = b.Watches(dep.New(), handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, d client.Object) []reconcile.Request {
+				return r.requestsIn(ctx, d.GetNamespace(), client.MatchingFields{key: d.GetName()})
+			}))
+				r.Registry.addDependent(dep.Kind, func(ctx context.Context, c client.Client, ns, name string) ([]string, error) {
+			list := newList()
+			if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{key: name}); err != nil {
+				return nil, err
+			}
+			var names []string
+			_ = meta.EachListItem(list, func(o runtime.Object) error {
+				names = append(names, kind.Name+"/"+o.(client.Object).GetName())
+				return nil
+			})
+			return names, nil
+		})
+	}
+
+	if lister, ok := r.Actuator.(Lister[O, R]); ok && r.ResyncPeriod > 0 {
+		events := make(chan event.GenericEvent, 1024)
+		b = b.WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{}))
+		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events}); err != nil {
+			return err
+		}
+	}
+	return b.Complete(r)
+}
+
+// requestsIn lists the kind's objects in namespace (optionally filtered) as reconcile requests.
+func (r *Reconciler[O, R]) requestsIn(ctx context.Context, namespace string, filter client.ListOption) []reconcile.Request {
+	list := r.NewList()
+	opts := []client.ListOption{client.InNamespace(namespace)}
+	if filter != nil {
+		opts = append(opts, filter)
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing objects to wake", "kind", r.Name, "namespace", namespace)
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
+		return nil
+	})
+	return reqs
+}
+
+// resyncer is the list-based drift check: every period, per ready project, one list call for
+// the kind; only objects whose resource is missing or differs are reconciled.
+type resyncer[O Object, R any] struct {
+	r      *Reconciler[O, R]
+	lister Lister[O, R]
+	events chan event.GenericEvent
+}
+
+func (rs *resyncer[O, R]) Start(ctx context.Context) error {
+	ticker := time.NewTicker(rs.r.ResyncPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			rs.once(ctx)
+		}
+	}
+}
+
+// NeedLeaderElection: only the leader checks for drift.
+func (rs *resyncer[O, R]) NeedLeaderElection() bool { return true }
+
+func (rs *resyncer[O, R]) once(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithValues("kind", rs.r.Name)
+	var projects kupenstackv1.ProjectList
+	if err := rs.r.Client.List(ctx, &projects); err != nil {
+		log.Error(err, "drift check: listing projects")
+		return
+	}
+	for _, p := range projects.Items {
+		if p.Status.ID == "" || !conditions.IsReady(p.Status.Conditions, p.Generation) {
+			continue
+		}
+		objs := rs.r.NewList()
+		if err := rs.r.Client.List(ctx, objs, client.InNamespace(p.Spec.Namespace)); err != nil || meta.LenList(objs) == 0 {
+			continue // nothing of this kind here: no OpenStack call
+		}
+		resyncLists.WithLabelValues(rs.r.Name).Inc()
+		found, err := rs.lister.ListAll(ctx, Scope{Clients: rs.r.Clients, ProjectID: p.Status.ID})
+		if err != nil {
+			log.Error(err, "drift check: listing OpenStack resources", "project", p.Status.ID)
+			continue
+		}
+		byID := make(map[string]*R, len(found))
+		for _, res := range found {
+			byID[rs.r.Actuator.ID(res)] = res
+		}
+		_ = meta.EachListItem(objs, func(o runtime.Object) error {
+			obj := o.(O)
+			id := obj.GetManagedStatus().ID
+			if id == "" || obj.GetManagedSpec().ResyncPeriod != nil {
+				return nil // not created yet, or checked on its own period
+			}
+			if res, ok := byID[id]; !ok || !rs.lister.InSync(obj, res) {
+				rs.events <- event.GenericEvent{Object: obj}
+			}
+			return nil
+		})
+	}
+}

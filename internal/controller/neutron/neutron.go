@@ -1,0 +1,108 @@
+// Package neutron holds what the Neutron kinds (Network, Subnet, ...) share: tags, names and the
+// search for a resource created for an object.
+package neutron
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+)
+
+// Client is the Neutron client of the scope's project.
+func Client(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
+	return s.Clients.Network(ctx, s.ProjectID)
+}
+
+// Name is the OpenStack name of obj: the spec's, else the object's own.
+func Name(obj client.Object, specName string) string {
+	if specName != "" {
+		return specName
+	}
+	return obj.GetName()
+}
+
+// Tags are the tags a resource should carry: the user's plus the owner tag, sorted.
+func Tags(obj client.Object, user []kupenstackv1.NeutronTag) []string {
+	out := []string{generic.OwnerTag(obj)}
+	for _, t := range user {
+		out = append(out, string(t))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SameSet compares two tag lists as sets.
+func SameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// SyncTags replaces the tags of a resource when they differ; it says whether it changed them.
+func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string) (bool, error) {
+	if SameSet(want, have) {
+		return false, nil
+	}
+	_, err := attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()
+	return err == nil, err
+}
+
+// FindOwned returns the resource created for obj: the one carrying its owner tag or, since
+// Zed's Neutron cannot tag in the create call, an untagged one of its name created after it.
+func FindOwned[R any](obj client.Object, name string, list func(tag, name string) ([]R, error),
+	tags func(*R) []string, createdAt func(*R) time.Time,
+) (*R, error) {
+	found, err := list(generic.OwnerTag(obj), "")
+	if err != nil || len(found) > 0 {
+		return first(found), err
+	}
+	if found, err = list("", name); err != nil {
+		return nil, err
+	}
+	for i := range found {
+		if generic.MaybeOurs(obj, tags(&found[i]), createdAt(&found[i])) {
+			return &found[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// FindImport returns the resource spec.import names: by ID (nil when 404) or by a unique name.
+func FindImport[R any](imp *kupenstackv1.ImportSpec, get func(id string) (*R, error), list func(name string) ([]R, error)) (*R, error) {
+	if imp.ID != "" {
+		found, err := get(imp.ID)
+		if generic.IsNotFound(err) {
+			return nil, nil
+		}
+		return found, err
+	}
+	found, err := list(imp.Name)
+	if err != nil || len(found) != 1 {
+		return nil, generic.ImportMatches(len(found), err)
+	}
+	return &found[0], nil
+}
+
+// Pointers turns a slice into pointers to its elements.
+func Pointers[R any](found []R, err error) ([]*R, error) {
+	out := make([]*R, len(found))
+	for i := range found {
+		out[i] = &found[i]
+	}
+	return out, err
+}
+
+func first[R any](found []R) *R {
+	if len(found) == 0 {
+		return nil
+	}
+	return &found[0]
+}

@@ -57,7 +57,9 @@ type Registry struct {
 }
 
 // NewRegistry returns an empty registry; every kind's controller of one manager shares it.
-func NewRegistry() *Registry { return &Registry{dependents: map[string][]func(context.Context, client.Client, string, string) ([]string, error){}} }
+func NewRegistry() *Registry {
+	return &Registry{dependents: map[string][]func(context.Context, client.Client, string, string) ([]string, error){}}
+}
 
 func (g *Registry) addDependent(kind string, list func(ctx context.Context, c client.Client, namespace, name string) ([]string, error)) {
 	g.mu.Lock()
@@ -113,7 +115,7 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			func(ctx context.Context, d client.Object) []reconcile.Request {
 				return r.requestsIn(ctx, d.GetNamespace(), client.MatchingFields{key: d.GetName()})
 			}))
-				r.Registry.addDependent(dep.Kind, func(ctx context.Context, c client.Client, ns, name string) ([]string, error) {
+		r.Registry.addDependent(dep.Kind, func(ctx context.Context, c client.Client, ns, name string) ([]string, error) {
 			list := newList()
 			if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{key: name}); err != nil {
 				return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/controller/securitygroup"
 	"github.com/kupenstack/kupenstack/internal/controller/subnet"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
@@ -36,6 +37,7 @@ type Options struct {
 var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.NetworkList{} },
 	func() client.ObjectList { return &kupenstackv1.SubnetList{} },
+	func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
 }
 
 // SetupAll registers all controllers with mgr.
@@ -60,6 +62,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		}},
 		{"network", func() error { return network.Setup(ctx, mgr, engine) }},
 		{"subnet", func() error { return subnet.Setup(ctx, mgr, engine) }},
+		{"securitygroup", func() error { return securitygroup.Setup(ctx, mgr, engine) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

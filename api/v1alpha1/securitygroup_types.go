@@ -1,0 +1,149 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SecurityGroupSpec is the desired Neutron security group. Its rules are reconciled as a set:
+// rules in OpenStack that are not in the spec are removed, Neutron's default egress rules included.
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged SecurityGroup must import an existing security group"
+type SecurityGroupSpec struct {
+	ManagedSpec `json:",inline"`
+
+	// Name in OpenStack; defaults to the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Description of the security group.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// Rules of the group.
+	// +kubebuilder:validation:MaxItems=128
+	// +listType=atomic
+	// +optional
+	Rules []SecurityGroupRule `json:"rules,omitempty"`
+
+	// Tags added to the group in OpenStack (KupenStack adds its own too).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Tags []NeutronTag `json:"tags,omitempty"`
+}
+
+// SecurityGroupRule allows one kind of traffic.
+// +kubebuilder:validation:XValidation:rule="!has(self.portRangeMin) || (has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite'])",message="port ranges need a protocol with ports (tcp, udp, sctp, dccp, udplite)"
+// +kubebuilder:validation:XValidation:rule="has(self.portRangeMin) == has(self.portRangeMax)",message="portRangeMin and portRangeMax go together"
+// +kubebuilder:validation:XValidation:rule="!has(self.portRangeMin) || self.portRangeMin <= self.portRangeMax",message="portRangeMin must not exceed portRangeMax"
+// +kubebuilder:validation:XValidation:rule="!(has(self.remoteIPPrefix) && has(self.remoteGroupRef))",message="remoteIPPrefix and remoteGroupRef are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!has(self.remoteIPPrefix) || (cidr(self.remoteIPPrefix).ip().family() == 6) == (has(self.ethertype) && self.ethertype == 'IPv6')",message="remoteIPPrefix does not match the ethertype"
+type SecurityGroupRule struct {
+	// Direction of the traffic: ingress or egress.
+	// +kubebuilder:validation:Enum=ingress;egress
+	Direction string `json:"direction"`
+
+	// Ethertype: IPv4 (default) or IPv6.
+	// +kubebuilder:validation:Enum=IPv4;IPv6
+	// +kubebuilder:default=IPv4
+	// +optional
+	Ethertype string `json:"ethertype,omitempty"`
+
+	// Protocol; any protocol when unset.
+	// +kubebuilder:validation:Enum=tcp;udp;icmp;ipv6-icmp;sctp;dccp;udplite;gre;esp;ah;vrrp
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+
+	// PortRangeMin and PortRangeMax bound the destination ports (for protocols with ports).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	PortRangeMin *int `json:"portRangeMin,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	PortRangeMax *int `json:"portRangeMax,omitempty"`
+
+	// RemoteIPPrefix the traffic comes from (ingress) or goes to (egress).
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="remoteIPPrefix must be a CIDR"
+	// +optional
+	RemoteIPPrefix string `json:"remoteIPPrefix,omitempty"`
+
+	// RemoteGroupRef names a SecurityGroup in the same namespace (this group's own name allowed)
+	// whose members the traffic comes from or goes to.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	RemoteGroupRef string `json:"remoteGroupRef,omitempty"`
+
+	// Description of the rule.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// SecurityGroupRuleStatus is a rule as Neutron reports it.
+type SecurityGroupRuleStatus struct {
+	ID             string `json:"id"`
+	Direction      string `json:"direction"`
+	Ethertype      string `json:"ethertype"`
+	Protocol       string `json:"protocol,omitempty"`
+	PortRangeMin   int    `json:"portRangeMin,omitempty"`
+	PortRangeMax   int    `json:"portRangeMax,omitempty"`
+	RemoteIPPrefix string `json:"remoteIPPrefix,omitempty"`
+	RemoteGroupID  string `json:"remoteGroupID,omitempty"`
+}
+
+// SecurityGroupResourceStatus is what Neutron reports for the group.
+type SecurityGroupResourceStatus struct {
+	Name        string                    `json:"name,omitempty"`
+	Description string                    `json:"description,omitempty"`
+	Stateful    bool                      `json:"stateful"`
+	Rules       []SecurityGroupRuleStatus `json:"rules,omitempty"`
+	Tags        []string                  `json:"tags,omitempty"`
+}
+
+// SecurityGroupStatus is the observed state of a SecurityGroup.
+type SecurityGroupStatus struct {
+	ManagedStatus `json:",inline"`
+	// Resource is the group as Neutron last reported it.
+	// +optional
+	Resource *SecurityGroupResourceStatus `json:"resource,omitempty"`
+}
+
+// SecurityGroup is a Neutron security group in the namespace's project.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ossg,categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type SecurityGroup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:default={}
+	Spec   SecurityGroupSpec   `json:"spec,omitempty"`
+	Status SecurityGroupStatus `json:"status,omitempty"`
+}
+
+// GetManagedSpec returns the management settings.
+func (g *SecurityGroup) GetManagedSpec() *ManagedSpec { return &g.Spec.ManagedSpec }
+
+// GetManagedStatus returns the common status.
+func (g *SecurityGroup) GetManagedStatus() *ManagedStatus { return &g.Status.ManagedStatus }
+
+// SecurityGroupList is a list of SecurityGroups.
+// +kubebuilder:object:root=true
+type SecurityGroupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SecurityGroup `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&SecurityGroup{}, &SecurityGroupList{})
+}

@@ -1,0 +1,254 @@
+// Package securitygroup maps the SecurityGroup kind to Neutron security groups and their rules.
+package securitygroup
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/neutron"
+)
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=securitygroups,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=securitygroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=securitygroups/finalizers,verbs=update
+
+// Setup registers the SecurityGroup controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.SecurityGroup, groups.SecGroup]{
+		Name:       "SecurityGroup",
+		Controller: "securitygroup",
+		Actuator:   actuator{},
+		New:        func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
+		NewList:    func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
+		Dependencies: []generic.Dependency[*kupenstackv1.SecurityGroup]{{
+			Kind:  "SecurityGroup",
+			New:   func() generic.Object { return &kupenstackv1.SecurityGroup{} },
+			Names: remoteGroups,
+		}},
+	})
+}
+
+// remoteGroups are the other groups sg's rules refer to (a reference to itself needs no waiting).
+func remoteGroups(sg *kupenstackv1.SecurityGroup) []string {
+	var names []string
+	seen := map[string]bool{sg.Name: true}
+	for _, r := range sg.Spec.Rules {
+		if r.RemoteGroupRef != "" && !seen[r.RemoteGroupRef] {
+			seen[r.RemoteGroupRef] = true
+			names = append(names, r.RemoteGroupRef)
+		}
+	}
+	return names
+}
+
+type actuator struct{}
+
+var (
+	_ generic.Actuator[*kupenstackv1.SecurityGroup, groups.SecGroup] = actuator{}
+	_ generic.Lister[*kupenstackv1.SecurityGroup, groups.SecGroup]   = actuator{}
+)
+
+func name(sg *kupenstackv1.SecurityGroup) string { return neutron.Name(sg, sg.Spec.Name) }
+
+func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*groups.SecGroup, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return groups.Get(ctx, sc, id).Extract()
+}
+
+func (actuator) list(ctx context.Context, s generic.Scope, opts groups.ListOpts) ([]groups.SecGroup, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	opts.ProjectID = s.ProjectID
+	pages, err := groups.List(sc, opts).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return groups.ExtractGroups(pages)
+}
+
+func (a actuator) FindOwned(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
+	return neutron.FindOwned(sg, name(sg),
+		func(tag, name string) ([]groups.SecGroup, error) {
+			return a.list(ctx, s, groups.ListOpts{Tags: tag, Name: name})
+		},
+		func(r *groups.SecGroup) []string { return r.Tags },
+		func(r *groups.SecGroup) time.Time { return r.CreatedAt })
+}
+
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
+	return neutron.FindImport(sg.Spec.Import,
+		func(id string) (*groups.SecGroup, error) { return a.Get(ctx, s, id) },
+		func(name string) ([]groups.SecGroup, error) { return a.list(ctx, s, groups.ListOpts{Name: name}) })
+}
+
+func (actuator) Create(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// Rules and tags follow in Update, so that a failure there never loses the group's ID.
+	return groups.Create(ctx, sc, groups.CreateOpts{Name: name(sg), Description: sg.Spec.Description}).Extract()
+}
+
+// ruleKey identifies a rule by what it allows; two rules with the same key are the same rule.
+type ruleKey struct {
+	direction, ethertype, protocol string
+	portMin, portMax               int
+	remoteIP, remoteGroup          string
+}
+
+func normalizeCIDR(c string) string {
+	if _, n, err := net.ParseCIDR(c); err == nil {
+		return n.String()
+	}
+	return c
+}
+
+// desiredRules are the spec's rules with references resolved, keyed by what they allow.
+func desiredRules(s generic.Scope, sg *kupenstackv1.SecurityGroup, ownID string) map[ruleKey]kupenstackv1.SecurityGroupRule {
+	out := map[ruleKey]kupenstackv1.SecurityGroupRule{}
+	for _, r := range sg.Spec.Rules {
+		k := ruleKey{direction: r.Direction, ethertype: r.Ethertype, protocol: r.Protocol, remoteIP: r.RemoteIPPrefix}
+		if k.ethertype == "" {
+			k.ethertype = "IPv4"
+		}
+		if r.PortRangeMin != nil {
+			k.portMin, k.portMax = *r.PortRangeMin, *r.PortRangeMax
+		}
+		if k.remoteIP != "" {
+			k.remoteIP = normalizeCIDR(k.remoteIP)
+		}
+		switch r.RemoteGroupRef {
+		case "":
+		case sg.Name:
+			k.remoteGroup = ownID
+		default:
+			k.remoteGroup = s.DependencyID("SecurityGroup", r.RemoteGroupRef)
+		}
+		out[k] = r
+	}
+	return out
+}
+
+func keyOf(r rules.SecGroupRule) ruleKey {
+	k := ruleKey{direction: r.Direction, ethertype: r.EtherType, protocol: r.Protocol,
+		portMin: r.PortRangeMin, portMax: r.PortRangeMax, remoteGroup: r.RemoteGroupID}
+	if r.RemoteIPPrefix != "" {
+		k.remoteIP = normalizeCIDR(r.RemoteIPPrefix)
+	}
+	return k
+}
+
+func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup, cur *groups.SecGroup) (*groups.SecGroup, bool, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags)
+	if err != nil {
+		return cur, false, err
+	}
+	if want := name(sg); cur.Name != want || cur.Description != sg.Spec.Description {
+		if _, err := groups.Update(ctx, sc, cur.ID, groups.UpdateOpts{Name: want, Description: &sg.Spec.Description}).Extract(); err != nil {
+			return cur, changed, err
+		}
+		changed = true
+	}
+	want := desiredRules(s, sg, cur.ID)
+	have := map[ruleKey]bool{}
+	for _, r := range cur.Rules {
+		k := keyOf(r)
+		if _, ok := want[k]; ok && !have[k] {
+			have[k] = true
+			continue
+		}
+		if err := rules.Delete(ctx, sc, r.ID).ExtractErr(); err != nil && !generic.IsNotFound(err) {
+			return cur, changed, fmt.Errorf("removing rule %s: %w", r.ID, err)
+		}
+		changed = true
+	}
+	for k, r := range want {
+		if have[k] {
+			continue
+		}
+		_, err := rules.Create(ctx, sc, rules.CreateOpts{
+			Direction: rules.RuleDirection(k.direction), EtherType: rules.RuleEtherType(k.ethertype),
+			SecGroupID: cur.ID, Protocol: rules.RuleProtocol(k.protocol), PortRangeMin: k.portMin, PortRangeMax: k.portMax,
+			RemoteIPPrefix: k.remoteIP, RemoteGroupID: k.remoteGroup, Description: r.Description,
+		}).Extract()
+		if err != nil {
+			return cur, changed, fmt.Errorf("adding rule %s %s: %w", k.direction, k.protocol, err)
+		}
+		changed = true
+	}
+	if !changed {
+		return cur, false, nil
+	}
+	res, err := a.Get(ctx, s, cur.ID)
+	return res, true, err
+}
+
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *groups.SecGroup) error {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return err
+	}
+	return groups.Delete(ctx, sc, res.ID).ExtractErr()
+}
+
+func (actuator) ID(res *groups.SecGroup) string { return res.ID }
+
+func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*groups.SecGroup, error) {
+	return neutron.Pointers(a.list(ctx, s, groups.ListOpts{}))
+}
+
+// InSync compares name, description, tags and the rule set. Rules referring to another group
+// compare by that group's ID, which the drift check does not resolve: such groups are checked
+// through their other fields and on their next reconcile.
+func (actuator) InSync(sg *kupenstackv1.SecurityGroup, res *groups.SecGroup) bool {
+	if sg.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+		return true
+	}
+	if res.Name != name(sg) || res.Description != sg.Spec.Description || !neutron.SameSet(neutron.Tags(sg, sg.Spec.Tags), res.Tags) {
+		return false
+	}
+	if len(remoteGroups(sg)) > 0 {
+		return len(res.Rules) == len(sg.Spec.Rules)
+	}
+	want := desiredRules(generic.Scope{}, sg, res.ID)
+	if len(want) != len(res.Rules) {
+		return false
+	}
+	for _, r := range res.Rules {
+		if _, ok := want[keyOf(r)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (actuator) Observe(sg *kupenstackv1.SecurityGroup, res *groups.SecGroup) (bool, string) {
+	st := &kupenstackv1.SecurityGroupResourceStatus{Name: res.Name, Description: res.Description, Stateful: res.Stateful, Tags: res.Tags}
+	for _, r := range res.Rules {
+		st.Rules = append(st.Rules, kupenstackv1.SecurityGroupRuleStatus{
+			ID: r.ID, Direction: r.Direction, Ethertype: r.EtherType, Protocol: r.Protocol,
+			PortRangeMin: r.PortRangeMin, PortRangeMax: r.PortRangeMax, RemoteIPPrefix: r.RemoteIPPrefix, RemoteGroupID: r.RemoteGroupID,
+		})
+	}
+	sg.Status.Resource = st
+	return true, ""
+}

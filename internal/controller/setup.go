@@ -15,6 +15,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/controller/router"
 	"github.com/kupenstack/kupenstack/internal/controller/securitygroup"
 	"github.com/kupenstack/kupenstack/internal/controller/subnet"
 	"github.com/kupenstack/kupenstack/internal/openstack"
@@ -38,6 +39,7 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.NetworkList{} },
 	func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 	func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
+	func() client.ObjectList { return &kupenstackv1.RouterList{} },
 }
 
 // SetupAll registers all controllers with mgr.
@@ -63,6 +65,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"network", func() error { return network.Setup(ctx, mgr, engine) }},
 		{"subnet", func() error { return subnet.Setup(ctx, mgr, engine) }},
 		{"securitygroup", func() error { return securitygroup.Setup(ctx, mgr, engine) }},
+		{"router", func() error { return router.Setup(ctx, mgr, engine) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -134,4 +135,13 @@ func deleteProject(t *testing.T, ns string) {
 		}
 		return nil
 	})
+}
+
+// runtimeConvert converts decoded JSON (maps) into a typed value.
+func runtimeConvert(in any, out any) error {
+	m, ok := in.(map[string]any)
+	if !ok {
+		return fmt.Errorf("no status yet")
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
 }

@@ -41,12 +41,16 @@ func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osNetwork
 	return &n, networks.Get(ctx, sc, id).ExtractInto(&n)
 }
 
-func (actuator) list(ctx context.Context, s generic.Scope, opts networks.ListOpts) ([]osNetwork, error) {
+// list lists networks; ownOnly keeps those of the scope's project (an import may also name a
+// shared or external network of another project, such as the cloud's public network).
+func (actuator) list(ctx context.Context, s generic.Scope, opts networks.ListOpts, ownOnly bool) ([]osNetwork, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	opts.ProjectID = s.ProjectID
+	if ownOnly {
+		opts.ProjectID = s.ProjectID
+	}
 	pages, err := networks.List(sc, opts).AllPages(ctx)
 	if err != nil {
 		return nil, err
@@ -58,7 +62,7 @@ func (actuator) list(ctx context.Context, s generic.Scope, opts networks.ListOpt
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
 	return neutron.FindOwned(n, name(n),
 		func(tag, name string) ([]osNetwork, error) {
-			return a.list(ctx, s, networks.ListOpts{Tags: tag, Name: name})
+			return a.list(ctx, s, networks.ListOpts{Tags: tag, Name: name}, true)
 		},
 		func(r *osNetwork) []string { return r.Tags },
 		func(r *osNetwork) time.Time { return r.CreatedAt })
@@ -67,7 +71,7 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, n *kupenstackv
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
 	return neutron.FindImport(n.Spec.Import,
 		func(id string) (*osNetwork, error) { return a.Get(ctx, s, id) },
-		func(name string) ([]osNetwork, error) { return a.list(ctx, s, networks.ListOpts{Name: name}) })
+		func(name string) ([]osNetwork, error) { return a.list(ctx, s, networks.ListOpts{Name: name}, false) })
 }
 
 func (actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
@@ -143,7 +147,8 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *osNetwork) err
 func (actuator) ID(res *osNetwork) string { return res.ID }
 
 func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, error) {
-	return neutron.Pointers(a.list(ctx, s, networks.ListOpts{}))
+	// Not only the project's own: imported shared/external networks are checked too.
+	return neutron.Pointers(a.list(ctx, s, networks.ListOpts{}, false))
 }
 
 // InSync compares the fields Update manages; an unmanaged network is never out of sync.

@@ -1,0 +1,124 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RouterSpec is the desired Neutron router.
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Router must import an existing router"
+type RouterSpec struct {
+	ManagedSpec `json:",inline"`
+
+	// Name in OpenStack; defaults to the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Description of the router.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// AdminStateUp: false takes the router down administratively.
+	// +kubebuilder:default=true
+	// +optional
+	AdminStateUp *bool `json:"adminStateUp,omitempty"`
+
+	// ExternalGateway connects the router to an external network.
+	// +optional
+	ExternalGateway *RouterGateway `json:"externalGateway,omitempty"`
+
+	// Interfaces attach the router to subnets, one port each.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=subnetRef
+	// +optional
+	Interfaces []RouterInterface `json:"interfaces,omitempty"`
+
+	// Tags added to the router in OpenStack (KupenStack adds its own too).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Tags []NeutronTag `json:"tags,omitempty"`
+}
+
+// RouterGateway names the external network of a router.
+type RouterGateway struct {
+	// NetworkRef names a Network object in the same namespace; for the cloud's shared external
+	// network, import it: a Network with import.name and managementPolicy unmanaged.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NetworkRef string `json:"networkRef"`
+}
+
+// RouterInterface attaches the router to a subnet.
+type RouterInterface struct {
+	// SubnetRef names a Subnet object in the same namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SubnetRef string `json:"subnetRef"`
+}
+
+// RouterInterfaceStatus is one attached subnet as Neutron reports it.
+type RouterInterfaceStatus struct {
+	SubnetID  string `json:"subnetID"`
+	PortID    string `json:"portID"`
+	IPAddress string `json:"ipAddress,omitempty"`
+}
+
+// RouterResourceStatus is what Neutron reports for the router.
+type RouterResourceStatus struct {
+	Name                     string                  `json:"name,omitempty"`
+	Description              string                  `json:"description,omitempty"`
+	Status                   string                  `json:"status,omitempty"`
+	AdminStateUp             bool                    `json:"adminStateUp"`
+	ExternalGatewayNetworkID string                  `json:"externalGatewayNetworkID,omitempty"`
+	ExternalIPs              []string                `json:"externalIPs,omitempty"`
+	Interfaces               []RouterInterfaceStatus `json:"interfaces,omitempty"`
+	Tags                     []string                `json:"tags,omitempty"`
+}
+
+// RouterStatus is the observed state of a Router.
+type RouterStatus struct {
+	ManagedStatus `json:",inline"`
+	// Resource is the router as Neutron last reported it.
+	// +optional
+	Resource *RouterResourceStatus `json:"resource,omitempty"`
+}
+
+// Router is a Neutron router in the namespace's project.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=osrouter,categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
+// +kubebuilder:printcolumn:name="Gateway",type=string,JSONPath=`.spec.externalGateway.networkRef`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Router struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:default={}
+	Spec   RouterSpec   `json:"spec,omitempty"`
+	Status RouterStatus `json:"status,omitempty"`
+}
+
+// GetManagedSpec returns the management settings.
+func (r *Router) GetManagedSpec() *ManagedSpec { return &r.Spec.ManagedSpec }
+
+// GetManagedStatus returns the common status.
+func (r *Router) GetManagedStatus() *ManagedStatus { return &r.Status.ManagedStatus }
+
+// RouterList is a list of Routers.
+// +kubebuilder:object:root=true
+type RouterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Router `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Router{}, &RouterList{})
+}

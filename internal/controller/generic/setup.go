@@ -11,10 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -96,7 +98,14 @@ type Lister[O Object, R any] interface {
 func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options, kind Kind[O, R]) error {
 	r := &Reconciler[O, R]{Options: opts, Kind: kind, Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(kind.Controller)}
 	newList := kind.NewList
-	b := ctrl.NewControllerManagedBy(mgr).Named(kind.Controller).For(r.New())
+	// Only spec, label and annotation changes and deletion start a pass: the engine's own status
+	// writes must not, or a request that should be retried slowly would be retried at once.
+	b := ctrl.NewControllerManagedBy(mgr).Named(kind.Controller).For(r.New(), builder.WithPredicates(predicate.Or(
+		predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return !e.ObjectNew.GetDeletionTimestamp().IsZero()
+		}},
+	)))
 
 	// A Project becoming ready wakes every object of the kind in its namespace.
 	b = b.Watches(&kupenstackv1.Project{}, handler.EnqueueRequestsFromMapFunc(

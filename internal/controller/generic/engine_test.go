@@ -1,0 +1,381 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+// fakeCloud is an in-memory stand-in for one OpenStack resource type, used only to inject faults
+// a real cloud cannot be made to produce on demand; the same engine runs against the real cloud
+// in test/e2e.
+type fakeCloud struct {
+	mu        sync.Mutex
+	resources map[string]*fakeResource // by ID
+	nextID    int
+	failNext  map[string]error // operation -> error to return once
+	failAll   map[string]error // operation -> error to return until cleared
+	calls     map[string]int   // operation -> count
+}
+
+type fakeResource struct {
+	ID, Name, Description, OwnerUID string
+}
+
+func (c *fakeCloud) op(name string) error {
+	c.calls[name]++
+	if err, ok := c.failAll[name]; ok {
+		return err
+	}
+	if err, ok := c.failNext[name]; ok {
+		delete(c.failNext, name)
+		return err
+	}
+	return nil
+}
+
+func (c *fakeCloud) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[name]
+}
+
+func (c *fakeCloud) inject(op string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failNext[op] = err
+}
+
+func (c *fakeCloud) block(op string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		delete(c.failAll, op)
+		return
+	}
+	c.failAll[op] = err
+}
+
+func (c *fakeCloud) put(r fakeResource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resources[r.ID] = &r
+}
+
+func (c *fakeCloud) get(id string) (fakeResource, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.resources[id]
+	if !ok {
+		return fakeResource{}, false
+	}
+	return *r, true
+}
+
+func notFound() error { return gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound} }
+
+// fakeActuator maps Network objects onto fakeCloud (the kind is only a carrier here).
+type fakeActuator struct{ cloud *fakeCloud }
+
+func (a fakeActuator) Get(_ context.Context, _ Scope, id string) (*fakeResource, error) {
+	a.cloud.mu.Lock()
+	defer a.cloud.mu.Unlock()
+	if err := a.cloud.op("get"); err != nil {
+		return nil, err
+	}
+	r, ok := a.cloud.resources[id]
+	if !ok {
+		return nil, notFound()
+	}
+	cp := *r
+	return &cp, nil
+}
+
+func (a fakeActuator) FindOwned(_ context.Context, _ Scope, n *kupenstackv1.Network) (*fakeResource, error) {
+	a.cloud.mu.Lock()
+	defer a.cloud.mu.Unlock()
+	for _, r := range a.cloud.resources {
+		if r.OwnerUID == string(n.UID) {
+			cp := *r
+			return &cp, nil
+		}
+	}
+	return nil, nil
+}
+
+func (a fakeActuator) FindImport(_ context.Context, _ Scope, n *kupenstackv1.Network) (*fakeResource, error) {
+	a.cloud.mu.Lock()
+	defer a.cloud.mu.Unlock()
+	for _, r := range a.cloud.resources {
+		if r.Name == n.Spec.Import.Name || r.ID == n.Spec.Import.ID {
+			cp := *r
+			return &cp, nil
+		}
+	}
+	return nil, nil
+}
+
+func (a fakeActuator) Create(_ context.Context, _ Scope, n *kupenstackv1.Network) (*fakeResource, error) {
+	a.cloud.mu.Lock()
+	defer a.cloud.mu.Unlock()
+	if err := a.cloud.op("create"); err != nil {
+		return nil, err
+	}
+	a.cloud.nextID++
+	r := &fakeResource{ID: fmt.Sprintf("id-%d", a.cloud.nextID), Name: n.Name, Description: n.Spec.Description, OwnerUID: string(n.UID)}
+	a.cloud.resources[r.ID] = r
+	cp := *r
+	return &cp, nil
+}
+
+func (a fakeActuator) Update(_ context.Context, _ Scope, n *kupenstackv1.Network, cur *fakeResource) (*fakeResource, bool, error) {
+	a.cloud.mu.Lock()
+	defer a.cloud.mu.Unlock()
+	if cur.Description == n.Spec.Description {
+		return cur, false, nil
+	}
+	if err := a.cloud.op("update"); err != nil {
+		return cur, false, err
+	}
+	a.cloud.resources[cur.ID].Description = n.Spec.Description
+	cp := *a.cloud.resources[cur.ID]
+	return &cp, true, nil
+}
+
+func (a fakeActuator) Delete(_ context.Context, _ Scope, r *fakeResource) error {
+	a.cloud.mu.Lock()
+	defer a.cloud.mu.Unlock()
+	if err := a.cloud.op("delete"); err != nil {
+		return err
+	}
+	delete(a.cloud.resources, r.ID)
+	return nil
+}
+
+func (fakeActuator) ID(r *fakeResource) string { return r.ID }
+
+func (fakeActuator) Observe(n *kupenstackv1.Network, r *fakeResource) (bool, string) {
+	n.Status.Resource = &kupenstackv1.NetworkResourceStatus{Name: r.Name, Description: r.Description, Status: "ACTIVE"}
+	return true, ""
+}
+
+var (
+	cloud = &fakeCloud{resources: map[string]*fakeResource{}, failNext: map[string]error{}, failAll: map[string]error{}, calls: map[string]int{}}
+	env   = testenv.New(func(mgr ctrl.Manager) error {
+		return Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
+			Kind[*kupenstackv1.Network, fakeResource]{
+				Name: "Network", Controller: "fake-network", Actuator: fakeActuator{cloud},
+				New:     func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
+				NewList: func() client.ObjectList { return &kupenstackv1.NetworkList{} },
+			})
+	})
+)
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+var nsCount int
+
+// readyNamespace makes a namespace whose Project is already Ready (no project controller runs here).
+func readyNamespace(t *testing.T) string {
+	t.Helper()
+	env.Require(t)
+	nsCount++
+	ns := fmt.Sprintf("engine-%d", nsCount)
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	p := &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProjectSpec{Namespace: ns}}
+	if err := env.Client.Create(env.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Status.ID = "project-" + ns
+	conditions.Set(&p.Status.Conditions, p.Generation, conditions.State{Ready: true})
+	if err := env.Client.Status().Update(env.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func waitFor(t *testing.T, key client.ObjectKey, what string, ok func(*kupenstackv1.Network) bool) *kupenstackv1.Network {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n kupenstackv1.Network
+		err := env.Client.Get(env.Ctx, key, &n)
+		if err == nil && ok(&n) {
+			return &n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: err=%v status=%+v", what, err, n.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func condition(n *kupenstackv1.Network, typ string) metav1.Condition {
+	if c := meta.FindStatusCondition(n.Status.Conditions, typ); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+func TestRejectedCreateIsDegradedThenRecovers(t *testing.T) {
+	ns := readyNamespace(t)
+	cloud.inject("create", gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusConflict, Body: []byte("Quota exceeded for resources: ['network']")})
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "quota", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{Description: "a"}}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(n)
+	got := waitFor(t, key, "degraded", func(n *kupenstackv1.Network) bool {
+		return condition(n, kupenstackv1.ConditionDegraded).Status == metav1.ConditionTrue
+	})
+	d := condition(got, kupenstackv1.ConditionDegraded)
+	if d.Reason != kupenstackv1.ReasonInvalidConfiguration || !strings.Contains(d.Message, "Quota exceeded") {
+		t.Fatalf("Degraded = %+v, want InvalidConfiguration with OpenStack's message", d)
+	}
+	if condition(got, kupenstackv1.ConditionReady).Status != metav1.ConditionFalse || got.Status.ID != "" {
+		t.Fatalf("a failed create must not look ready: %+v", got.Status)
+	}
+	// A spec change (new generation) retries at once and succeeds.
+	got.Spec.Description = "b"
+	if err := env.Client.Update(env.Ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	got = waitFor(t, key, "ready", func(n *kupenstackv1.Network) bool {
+		return conditions.IsReady(n.Status.Conditions, n.Generation)
+	})
+	if condition(got, kupenstackv1.ConditionDegraded).Status != metav1.ConditionFalse || got.Status.ID == "" {
+		t.Fatalf("recovered object still degraded: %+v", got.Status)
+	}
+}
+
+func TestTransientErrorRetriesWithBackoff(t *testing.T) {
+	ns := readyNamespace(t)
+	before := cloud.count("create")
+	cloud.inject("create", gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusServiceUnavailable})
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: ns}}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, client.ObjectKeyFromObject(n), "ready after retry", func(n *kupenstackv1.Network) bool {
+		return conditions.IsReady(n.Status.Conditions, n.Generation)
+	})
+	if calls := cloud.count("create") - before; calls != 2 {
+		t.Fatalf("create called %d times, want 2 (one failure, one retry)", calls)
+	}
+	if _, ok := cloud.get(got.Status.ID); !ok {
+		t.Fatal("no resource after the retry")
+	}
+}
+
+func TestAdoptsResourceCreatedBeforeACrash(t *testing.T) {
+	ns := readyNamespace(t)
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: ns}}
+	// Creation fails until the resource "already exists" for this object, as after a crash
+	// between the create call and the status write.
+	cloud.block("create", gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusServiceUnavailable})
+	defer cloud.block("create", nil)
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	cloud.put(fakeResource{ID: "pre-existing", Name: "crash", OwnerUID: string(n.UID)})
+	got := waitFor(t, client.ObjectKeyFromObject(n), "adopted", func(n *kupenstackv1.Network) bool { return n.Status.ID != "" })
+	if got.Status.ID != "pre-existing" {
+		t.Fatalf("ID = %s, want the pre-existing resource adopted", got.Status.ID)
+	}
+	cloud.mu.Lock()
+	owned := 0
+	for _, r := range cloud.resources {
+		if r.OwnerUID == string(n.UID) {
+			owned++
+		}
+	}
+	cloud.mu.Unlock()
+	if owned != 1 {
+		t.Fatalf("%d resources for one object, want exactly 1", owned)
+	}
+}
+
+func TestUnmanagedImportNeverWrites(t *testing.T) {
+	ns := readyNamespace(t)
+	cloud.put(fakeResource{ID: "legacy-id", Name: "legacy", Description: "by hand"})
+	writes := func() int { return cloud.count("create") + cloud.count("update") + cloud.count("delete") }
+	before := writes()
+	n := &kupenstackv1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: ns},
+		Spec: kupenstackv1.NetworkSpec{
+			ManagedSpec: kupenstackv1.ManagedSpec{ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: "legacy"}},
+			Description: "different",
+		},
+	}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(n)
+	waitFor(t, key, "imported", func(n *kupenstackv1.Network) bool {
+		return n.Status.ID == "legacy-id" && conditions.IsReady(n.Status.Conditions, n.Generation)
+	})
+	if err := env.Client.Delete(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for env.Client.Get(env.Ctx, key, &kupenstackv1.Network{}) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("object not deleted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if w := writes() - before; w != 0 {
+		t.Fatalf("%d writes to OpenStack for an unmanaged object", w)
+	}
+	if r, ok := cloud.get("legacy-id"); !ok || r.Description != "by hand" {
+		t.Fatalf("unmanaged resource changed or deleted: %+v %v", r, ok)
+	}
+}
+
+func TestOutOfBandDeletionIsRepairedAndDeleteCleansUp(t *testing.T) {
+	ns := readyNamespace(t)
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "repair", Namespace: ns}}
+	n.Spec.ResyncPeriod = &metav1.Duration{Duration: 200 * time.Millisecond}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(n)
+	first := waitFor(t, key, "ready", func(n *kupenstackv1.Network) bool { return n.Status.ID != "" })
+	cloud.mu.Lock()
+	delete(cloud.resources, first.Status.ID)
+	cloud.mu.Unlock()
+	second := waitFor(t, key, "recreated", func(n *kupenstackv1.Network) bool {
+		return n.Status.ID != "" && n.Status.ID != first.Status.ID
+	})
+	if err := env.Client.Delete(env.Ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for env.Client.Get(env.Ctx, key, &kupenstackv1.Network{}) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("object not deleted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, ok := cloud.get(second.Status.ID); ok {
+		t.Fatal("resource left behind after the object was deleted")
+	}
+}

@@ -1,0 +1,139 @@
+// Package apivalidation checks the CRDs' admission rules (OpenAPI and CEL) against a real API
+// server: every rule has a case it rejects, with its field-level message, and a case it accepts.
+package apivalidation
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+var env = testenv.New(nil)
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+const ns = "validation"
+
+func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
+	t.Helper()
+	doc := "apiVersion: kupenstack.io/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: obj\n  namespace: " + ns + "\nspec:\n" + spec
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatalf("test case is not YAML: %v", err)
+	}
+	return obj
+}
+
+func ensureNamespace(t *testing.T) {
+	t.Helper()
+	env.Require(t)
+	err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+}
+
+// TestCreateValidation: each case is a spec (indented YAML under `spec:`) and the message the API
+// server must answer with; "" means it must be accepted.
+func TestCreateValidation(t *testing.T) {
+	ensureNamespace(t)
+	for _, tt := range []struct {
+		name, kind, spec, wantErr string
+	}{
+		// Common fields.
+		{"network minimal", "Network", "  {}\n", ""},
+		{"unknown managementPolicy", "Network", "  managementPolicy: observe\n", `Unsupported value: "observe"`},
+		{"unknown onDelete", "Network", "  onDelete: orphan\n", `Unsupported value: "orphan"`},
+		{"unmanaged without import", "Network", "  managementPolicy: unmanaged\n", "an unmanaged Network must import an existing network"},
+		{"unmanaged with import", "Network", "  managementPolicy: unmanaged\n  import: {name: public}\n", ""},
+		{"import with id and name", "Network", "  import: {id: abc, name: x}\n", "import needs exactly one of id or name"},
+		{"import with neither", "Network", "  import: {}\n", "import needs exactly one of id or name"},
+		{"import id not an ID", "Network", "  import: {id: 'not an id!'}\n", "spec.import.id"},
+		{"reserved tag", "Network", "  tags: [kupenstack-uid-x]\n", "tags starting with kupenstack- are reserved"},
+		{"mtu too small", "Network", "  mtu: 10\n", "spec.mtu"},
+		{"mtu ok", "Network", "  mtu: 1450\n", ""},
+		{"name too long", "Network", "  name: " + strings.Repeat("n", 256) + "\n", "spec.name"},
+		// Subnet.
+		{"subnet minimal", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", ""},
+		{"subnet without network", "Subnet", "  cidr: 10.0.0.0/24\n", "networkRef and cidr are required unless the subnet is imported"},
+		{"subnet imported", "Subnet", "  managementPolicy: unmanaged\n  import: {name: x}\n", ""},
+		{"bad cidr", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/33\n", "cidr must be an IPv4 or IPv6 CIDR"},
+		{"not a cidr", "Subnet", "  networkRef: net\n  cidr: ten-dot-zero\n", "cidr must be an IPv4 or IPv6 CIDR"},
+		{"ipVersion mismatch", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  ipVersion: 6\n", "ipVersion does not match the cidr"},
+		{"ipVersion unknown", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  ipVersion: 5\n", "spec.ipVersion"},
+		{"ipv6 subnet", "Subnet", "  networkRef: net\n  cidr: fd00::/64\n  ipVersion: 6\n", ""},
+		{"gateway outside", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.1.1\n", "gatewayIP must be inside the cidr"},
+		{"gateway not an IP", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: router\n", "gatewayIP must be an IP address"},
+		{"gateway and disableGateway", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.1\n  disableGateway: true\n", "gatewayIP and disableGateway are mutually exclusive"},
+		{"bad dns", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  dnsNameservers: [dns.example]\n", "dnsNameservers must be IP addresses"},
+		{"pool outside", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.2.1}]\n", "allocation pools must be inside the cidr"},
+		{"pool mixed versions", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 'fd00::1'}]\n", "start and end must be of the same IP version"},
+		{"pool ok", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n", ""},
+		// SecurityGroup.
+		{"sg rules ok", "SecurityGroup", "  rules:\n  - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 0.0.0.0/0}\n  - {direction: egress, ethertype: IPv6, remoteIPPrefix: '::/0'}\n", ""},
+		{"sg bad direction", "SecurityGroup", "  rules: [{direction: inbound}]\n", `Unsupported value: "inbound"`},
+		{"sg bad protocol", "SecurityGroup", "  rules: [{direction: ingress, protocol: http}]\n", `Unsupported value: "http"`},
+		{"sg ports without protocol", "SecurityGroup", "  rules: [{direction: ingress, portRangeMin: 1, portRangeMax: 2}]\n", "port ranges need a protocol with ports"},
+		{"sg ports on icmp", "SecurityGroup", "  rules: [{direction: ingress, protocol: icmp, portRangeMin: 1, portRangeMax: 2}]\n", "port ranges need a protocol with ports"},
+		{"sg half range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 1}]\n", "portRangeMin and portRangeMax go together"},
+		{"sg reversed range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 100, portRangeMax: 10}]\n", "portRangeMin must not exceed portRangeMax"},
+		{"sg port out of range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 0, portRangeMax: 70000}]\n", "portRangeMin"},
+		{"sg prefix and group", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: 10.0.0.0/8, remoteGroupRef: other}]\n", "remoteIPPrefix and remoteGroupRef are mutually exclusive"},
+		{"sg prefix family", "SecurityGroup", "  rules: [{direction: ingress, ethertype: IPv6, remoteIPPrefix: 10.0.0.0/8}]\n", "remoteIPPrefix does not match the ethertype"},
+		{"sg prefix not cidr", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: everywhere}]\n", "remoteIPPrefix must be a CIDR"},
+		// Router.
+		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
+		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
+		{"router gateway without network", "Router", "  externalGateway: {}\n", "spec.externalGateway.networkRef"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("rejected a valid object: %v", err)
+			case tt.wantErr != "" && err == nil:
+				t.Fatalf("accepted an invalid object, want %q", tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Fatalf("error %q does not say %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestImmutableFields: fields that OpenStack cannot change are rejected on update.
+func TestImmutableFields(t *testing.T) {
+	ensureNamespace(t)
+	for _, tt := range []struct {
+		name, kind, spec, change, value, wantErr string
+	}{
+		{"subnet cidr", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", "cidr", "10.1.0.0/24", "cidr is immutable"},
+		{"subnet network", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", "networkRef", "other", "networkRef is immutable"},
+		{"network import", "Network", "  import: {name: a}\n", "import", "", "import is immutable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decode(t, tt.kind, tt.spec)
+			obj.SetName(strings.ReplaceAll(tt.name, " ", "-"))
+			if err := env.Client.Create(env.Ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
+			if tt.change == "import" {
+				_ = unstructured.SetNestedField(obj.Object, "b", "spec", "import", "name")
+			} else {
+				_ = unstructured.SetNestedField(obj.Object, tt.value, "spec", tt.change)
+			}
+			err := env.Client.Update(env.Ctx, obj)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("update error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -12,8 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/floatingip"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
+	"github.com/kupenstack/kupenstack/internal/controller/port"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
 	"github.com/kupenstack/kupenstack/internal/controller/router"
 	"github.com/kupenstack/kupenstack/internal/controller/securitygroup"
@@ -40,6 +42,8 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 	func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
 	func() client.ObjectList { return &kupenstackv1.RouterList{} },
+	func() client.ObjectList { return &kupenstackv1.PortList{} },
+	func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 }
 
 // SetupAll registers all controllers with mgr.
@@ -66,6 +70,8 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"subnet", func() error { return subnet.Setup(ctx, mgr, engine) }},
 		{"securitygroup", func() error { return securitygroup.Setup(ctx, mgr, engine) }},
 		{"router", func() error { return router.Setup(ctx, mgr, engine) }},
+		{"port", func() error { return port.Setup(ctx, mgr, engine) }},
+		{"floatingip", func() error { return floatingip.Setup(ctx, mgr, engine) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

@@ -87,6 +87,18 @@ func TestSampleNetwork(t *testing.T) {
 		t.Errorf("router gateway %q, external IPs %v, interfaces %v", gw, ips, ifaces)
 	}
 
+	// The floating IP is associated with the port's address.
+	fip := &unstructured.Unstructured{}
+	fip.SetGroupVersionKind(kupenstackv1.GroupVersion.WithKind("FloatingIP"))
+	if err := env.Client.Get(env.Ctx, client.ObjectKey{Namespace: ns, Name: "web-0"}, fip); err != nil {
+		t.Fatal(err)
+	}
+	fixed, _, _ := unstructured.NestedString(fip.Object, "status", "resource", "fixedIPAddress")
+	addr, _, _ := unstructured.NestedString(fip.Object, "status", "resource", "floatingIPAddress")
+	if fixed != "10.10.0.20" || addr == "" {
+		t.Errorf("floating IP %q associated with %q, want 10.10.0.20", addr, fixed)
+	}
+
 	// Delete everything at once: the deletion guards order the OpenStack deletions.
 	for _, o := range objs {
 		if err := env.Client.Delete(env.Ctx, o); err != nil {

@@ -53,3 +53,15 @@ func MaybeOurs(obj client.Object, tags []string, createdAt time.Time) bool {
 	// OpenStack timestamps have second precision; allow for clock skew between the two.
 	return !createdAt.Before(obj.GetCreationTimestamp().Add(-time.Minute))
 }
+
+// waitError is a condition OpenStack reports that goes away by itself (or by another object's
+// reconcile), such as a floating IP whose port is not routed yet.
+type waitError struct {
+	msg   string
+	after time.Duration
+}
+
+func (e waitError) Error() string { return e.msg }
+
+// WaitFor returns an error that keeps the object Progressing with msg, and looks again after.
+func WaitFor(msg string, after time.Duration) error { return waitError{msg, after} }

@@ -6,6 +6,7 @@ package generic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -393,6 +394,10 @@ func (r *Reconciler[O, R]) resyncAfter(obj O) time.Duration {
 func errorOutcome(err error) outcome {
 	if err == nil {
 		return outcome{}
+	}
+	var wait waitError
+	if errors.As(err, &wait) {
+		return outcome{state: conditions.State{Waiting: wait.msg}, requeue: wait.after}
 	}
 	if isInvalidConfig(err) {
 		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()},

@@ -1,0 +1,153 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PortSpec is the desired Neutron port.
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Port must import an existing port"
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.networkRef)",message="networkRef is required unless the port is imported"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.networkRef) == has(self.networkRef)",message="networkRef is immutable"
+// +kubebuilder:validation:XValidation:rule="!(has(self.portSecurityEnabled) && !self.portSecurityEnabled && has(self.securityGroupRefs) && size(self.securityGroupRefs) > 0)",message="security groups need port security"
+type PortSpec struct {
+	ManagedSpec `json:",inline"`
+
+	// Name in OpenStack; defaults to the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Description of the port.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// NetworkRef names the Network object the port is on. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networkRef is immutable"
+	// +optional
+	NetworkRef string `json:"networkRef,omitempty"`
+
+	// FixedIPs pick the subnets (and optionally addresses) of the port; Neutron picks when empty.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	FixedIPs []PortFixedIP `json:"fixedIPs,omitempty"`
+
+	// SecurityGroupRefs name SecurityGroup objects; the network's default applies when unset.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +optional
+	SecurityGroupRefs []string `json:"securityGroupRefs,omitempty"`
+
+	// PortSecurityEnabled; the network's setting applies when unset.
+	// +optional
+	PortSecurityEnabled *bool `json:"portSecurityEnabled,omitempty"`
+
+	// AllowedAddressPairs let other addresses pass port security (e.g. a VIP).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	AllowedAddressPairs []AddressPair `json:"allowedAddressPairs,omitempty"`
+
+	// AdminStateUp: false takes the port down administratively.
+	// +kubebuilder:default=true
+	// +optional
+	AdminStateUp *bool `json:"adminStateUp,omitempty"`
+
+	// Tags added to the port in OpenStack (KupenStack adds its own too).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Tags []NeutronTag `json:"tags,omitempty"`
+}
+
+// PortFixedIP asks for an address on a subnet.
+type PortFixedIP struct {
+	// SubnetRef names a Subnet object of the port's network.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SubnetRef string `json:"subnetRef"`
+	// IPAddress to use; Neutron picks a free one when unset.
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="ipAddress must be an IP address"
+	// +optional
+	IPAddress string `json:"ipAddress,omitempty"`
+}
+
+// AddressPair is an address (or CIDR) and optional MAC allowed through port security.
+type AddressPair struct {
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || isCIDR(self)",message="ipAddress must be an IP address or CIDR"
+	IPAddress string `json:"ipAddress"`
+	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
+	// +optional
+	MACAddress string `json:"macAddress,omitempty"`
+}
+
+// PortIPStatus is an address of the port.
+type PortIPStatus struct {
+	SubnetID  string `json:"subnetID"`
+	IPAddress string `json:"ipAddress"`
+}
+
+// PortResourceStatus is what Neutron reports for the port.
+type PortResourceStatus struct {
+	Name             string         `json:"name,omitempty"`
+	Description      string         `json:"description,omitempty"`
+	Status           string         `json:"status,omitempty"`
+	NetworkID        string         `json:"networkID,omitempty"`
+	MACAddress       string         `json:"macAddress,omitempty"`
+	FixedIPs         []PortIPStatus `json:"fixedIPs,omitempty"`
+	SecurityGroupIDs []string       `json:"securityGroupIDs,omitempty"`
+	DeviceID         string         `json:"deviceID,omitempty"`
+	DeviceOwner      string         `json:"deviceOwner,omitempty"`
+	AdminStateUp     bool           `json:"adminStateUp"`
+	Tags             []string       `json:"tags,omitempty"`
+}
+
+// PortStatus is the observed state of a Port.
+type PortStatus struct {
+	ManagedStatus `json:",inline"`
+	// Resource is the port as Neutron last reported it.
+	// +optional
+	Resource *PortResourceStatus `json:"resource,omitempty"`
+}
+
+// Port is a Neutron port in the namespace's project.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=osport,categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
+// +kubebuilder:printcolumn:name="Network",type=string,JSONPath=`.spec.networkRef`
+// +kubebuilder:printcolumn:name="IP",type=string,JSONPath=`.status.resource.fixedIPs[0].ipAddress`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.resource.status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Port struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PortSpec   `json:"spec"`
+	Status PortStatus `json:"status,omitempty"`
+}
+
+// GetManagedSpec returns the management settings.
+func (p *Port) GetManagedSpec() *ManagedSpec { return &p.Spec.ManagedSpec }
+
+// GetManagedStatus returns the common status.
+func (p *Port) GetManagedStatus() *ManagedStatus { return &p.Status.ManagedStatus }
+
+// PortList is a list of Ports.
+// +kubebuilder:object:root=true
+type PortList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Port `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Port{}, &PortList{})
+}

@@ -1,0 +1,193 @@
+// Package floatingip maps the FloatingIP kind to Neutron floating IPs and their association.
+package floatingip
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/neutron"
+)
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=floatingips,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=floatingips/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=floatingips/finalizers,verbs=update
+
+// Setup registers the FloatingIP controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{
+		Name:       "FloatingIP",
+		Controller: "floatingip",
+		Actuator:   actuator{},
+		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
+		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
+		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
+			{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
+				return nonEmpty(f.Spec.FloatingNetworkRef)
+			}},
+			{Kind: "Port", New: func() generic.Object { return &kupenstackv1.Port{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
+				return nonEmpty(f.Spec.PortRef)
+			}},
+		},
+	})
+}
+
+func nonEmpty(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
+}
+
+type actuator struct{}
+
+var (
+	_ generic.Actuator[*kupenstackv1.FloatingIP, floatingips.FloatingIP] = actuator{}
+	_ generic.Lister[*kupenstackv1.FloatingIP, floatingips.FloatingIP]   = actuator{}
+)
+
+func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*floatingips.FloatingIP, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return floatingips.Get(ctx, sc, id).Extract()
+}
+
+func (actuator) list(ctx context.Context, s generic.Scope, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	opts.ProjectID = s.ProjectID
+	pages, err := floatingips.List(sc, opts).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return floatingips.ExtractFloatingIPs(pages)
+}
+
+// FindOwned: floating IPs have no name, so the untagged fallback matches on network and
+// requested address instead (see generic.MaybeOurs).
+func (a actuator) FindOwned(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP) (*floatingips.FloatingIP, error) {
+	found, err := a.list(ctx, s, floatingips.ListOpts{Tags: generic.OwnerTag(f)})
+	if err != nil || len(found) > 0 {
+		return first(found), err
+	}
+	netID := s.DependencyID("Network", f.Spec.FloatingNetworkRef)
+	if netID == "" {
+		return nil, nil // deleting before the network was ever resolved: nothing was created
+	}
+	if found, err = a.list(ctx, s, floatingips.ListOpts{FloatingNetworkID: netID, FloatingIP: f.Spec.FloatingIPAddress}); err != nil {
+		return nil, err
+	}
+	for i := range found {
+		if found[i].Description == f.Spec.Description && generic.MaybeOurs(f, found[i].Tags, found[i].CreatedAt) {
+			return &found[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func first(found []floatingips.FloatingIP) *floatingips.FloatingIP {
+	if len(found) == 0 {
+		return nil
+	}
+	return &found[0]
+}
+
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP) (*floatingips.FloatingIP, error) {
+	return neutron.FindImport(f.Spec.Import,
+		func(id string) (*floatingips.FloatingIP, error) { return a.Get(ctx, s, id) },
+		// A floating IP's "name" is its address.
+		func(name string) ([]floatingips.FloatingIP, error) {
+			return a.list(ctx, s, floatingips.ListOpts{FloatingIP: name})
+		})
+}
+
+func (actuator) Create(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP) (*floatingips.FloatingIP, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// The association follows in Update, so that a port that cannot be reached yet (no router)
+	// never costs the allocated address.
+	return floatingips.Create(ctx, sc, floatingips.CreateOpts{
+		FloatingNetworkID: s.DependencyID("Network", f.Spec.FloatingNetworkRef),
+		FloatingIP:        f.Spec.FloatingIPAddress,
+		Description:       f.Spec.Description,
+	}).Extract()
+}
+
+func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP, cur *floatingips.FloatingIP) (*floatingips.FloatingIP, bool, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, err := neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags)
+	if err != nil {
+		return cur, false, err
+	}
+	upd, dirty := floatingips.UpdateOpts{}, false
+	if cur.Description != f.Spec.Description {
+		upd.Description, dirty = &f.Spec.Description, true
+	}
+	wantPort := s.DependencyID("Port", f.Spec.PortRef)
+	if wantPort != cur.PortID || (wantPort != "" && f.Spec.FixedIPAddress != "" && f.Spec.FixedIPAddress != cur.FixedIP) {
+		upd.PortID, upd.FixedIP, dirty = &wantPort, f.Spec.FixedIPAddress, true
+	}
+	switch {
+	case dirty:
+		updated, err := floatingips.Update(ctx, sc, cur.ID, upd).Extract()
+		if generic.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
+			// Resolves itself once a router connects the port's subnet to the external network.
+			return cur, changed, generic.WaitFor("waiting for a router between the port's subnet and the floating IP's network", 5*time.Second)
+		}
+		if err != nil {
+			return cur, changed, err
+		}
+		return updated, true, nil
+	case changed:
+		res, err := a.Get(ctx, s, cur.ID)
+		return res, true, err
+	}
+	return cur, false, nil
+}
+
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *floatingips.FloatingIP) error {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return err
+	}
+	return floatingips.Delete(ctx, sc, res.ID).ExtractErr()
+}
+
+func (actuator) ID(res *floatingips.FloatingIP) string { return res.ID }
+
+func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*floatingips.FloatingIP, error) {
+	return neutron.Pointers(a.list(ctx, s, floatingips.ListOpts{}))
+}
+
+// InSync compares description, tags and whether it is associated at all (the port's ID is only
+// resolved in a full reconcile).
+func (actuator) InSync(f *kupenstackv1.FloatingIP, res *floatingips.FloatingIP) bool {
+	if f.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+		return true
+	}
+	return res.Description == f.Spec.Description && (f.Spec.PortRef == "") == (res.PortID == "") &&
+		neutron.SameSet(neutron.Tags(f, f.Spec.Tags), res.Tags)
+}
+
+func (actuator) Observe(f *kupenstackv1.FloatingIP, res *floatingips.FloatingIP) (bool, string) {
+	f.Status.Resource = &kupenstackv1.FloatingIPResourceStatus{
+		FloatingIPAddress: res.FloatingIP, FloatingNetworkID: res.FloatingNetworkID, PortID: res.PortID,
+		FixedIPAddress: res.FixedIP, RouterID: res.RouterID, Status: res.Status, Description: res.Description, Tags: res.Tags,
+	}
+	return true, ""
+}

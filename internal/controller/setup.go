@@ -14,6 +14,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/floatingip"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/keypair"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/port"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
@@ -44,6 +45,7 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.RouterList{} },
 	func() client.ObjectList { return &kupenstackv1.PortList{} },
 	func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
+	func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
 }
 
 // SetupAll registers all controllers with mgr.
@@ -72,6 +74,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"router", func() error { return router.Setup(ctx, mgr, engine) }},
 		{"port", func() error { return port.Setup(ctx, mgr, engine) }},
 		{"floatingip", func() error { return floatingip.Setup(ctx, mgr, engine) }},
+		{"keypair", func() error { return keypair.Setup(ctx, mgr, engine) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

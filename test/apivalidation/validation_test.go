@@ -89,6 +89,21 @@ func TestCreateValidation(t *testing.T) {
 		{"sg prefix and group", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: 10.0.0.0/8, remoteGroupRef: other}]\n", "remoteIPPrefix and remoteGroupRef are mutually exclusive"},
 		{"sg prefix family", "SecurityGroup", "  rules: [{direction: ingress, ethertype: IPv6, remoteIPPrefix: 10.0.0.0/8}]\n", "remoteIPPrefix does not match the ethertype"},
 		{"sg prefix not cidr", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: everywhere}]\n", "remoteIPPrefix must be a CIDR"},
+		// KeyPair.
+		{"keypair ok", "KeyPair", "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n", ""},
+		{"keypair not a key", "KeyPair", "  publicKey: hello-this-is-not-a-key\n", "publicKey must be an OpenSSH public key or a PEM certificate"},
+		{"keypair without key", "KeyPair", "  type: ssh\n", "publicKey is required unless the key pair is imported"},
+		{"keypair bad type", "KeyPair", "  publicKey: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ x\n  type: pgp\n", `Unsupported value: "pgp"`},
+		// Port and FloatingIP.
+		{"port ok", "Port", "  networkRef: net\n  fixedIPs: [{subnetRef: s, ipAddress: 10.0.0.5}]\n  securityGroupRefs: [web]\n  allowedAddressPairs: [{ipAddress: 10.0.0.0/24, macAddress: 'fa:16:3e:00:00:01'}]\n", ""},
+		{"port without network", "Port", "  fixedIPs: [{subnetRef: s}]\n", "networkRef is required unless the port is imported"},
+		{"port bad fixed ip", "Port", "  networkRef: net\n  fixedIPs: [{subnetRef: s, ipAddress: ten}]\n", "ipAddress must be an IP address"},
+		{"port bad mac", "Port", "  networkRef: net\n  allowedAddressPairs: [{ipAddress: 10.0.0.1, macAddress: 'zz'}]\n", "spec.allowedAddressPairs[0].macAddress"},
+		{"port groups without port security", "Port", "  networkRef: net\n  portSecurityEnabled: false\n  securityGroupRefs: [web]\n", "security groups need port security"},
+		{"fip ok", "FloatingIP", "  floatingNetworkRef: public\n  portRef: p\n", ""},
+		{"fip without network", "FloatingIP", "  portRef: p\n", "floatingNetworkRef is required unless the floating IP is imported"},
+		{"fip fixed ip without port", "FloatingIP", "  floatingNetworkRef: public\n  fixedIPAddress: 10.0.0.5\n", "fixedIPAddress needs portRef"},
+		{"fip bad address", "FloatingIP", "  floatingNetworkRef: public\n  floatingIPAddress: somewhere\n", "floatingIPAddress must be an IP address"},
 		// Router.
 		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
 		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
@@ -135,5 +150,15 @@ func TestImmutableFields(t *testing.T) {
 				t.Fatalf("update error = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestKeyPairNameWithoutDots(t *testing.T) {
+	ensureNamespace(t)
+	obj := decode(t, "KeyPair", "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n")
+	obj.SetName("my.key")
+	err := env.Client.Create(env.Ctx, obj, client.DryRunAll)
+	if err == nil || !strings.Contains(err.Error(), "Nova key pair names cannot contain dots") {
+		t.Fatalf("error = %v", err)
 	}
 }

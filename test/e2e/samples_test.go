@@ -42,12 +42,19 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	}
 }
 
-// TestSampleNetwork applies config/samples/10-network.yaml (into a fresh namespace) and waits
-// until every object is Ready against the real cloud, then deletes it all, in any order.
-func TestSampleNetwork(t *testing.T) {
+// TestSamples applies every namespaced object of config/samples (into a fresh namespace) and
+// waits until each is Ready against the real cloud, then deletes them all at once.
+func TestSamples(t *testing.T) {
 	requireCloud(t)
 	ns := newNamespace(t)
-	objs := readObjects(t, filepath.Join(testenv.RepoRoot(), "config", "samples", "10-network.yaml"))
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples (%v)", err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		objs = append(objs, readObjects(t, f)...)
+	}
 	for _, o := range objs {
 		o.SetNamespace(ns)
 		if err := env.Client.Create(env.Ctx, o); err != nil {

@@ -1,0 +1,146 @@
+// Package keypair maps the KeyPair kind to Nova key pairs.
+package keypair
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+)
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=keypairs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=keypairs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=keypairs/finalizers,verbs=update
+
+// Setup registers the KeyPair controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.KeyPair, keypairs.KeyPair]{
+		Name:       "KeyPair",
+		Controller: "keypair",
+		Actuator:   actuator{},
+		New:        func() *kupenstackv1.KeyPair { return &kupenstackv1.KeyPair{} },
+		NewList:    func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
+	})
+}
+
+// NovaName is the key pair's name in Nova. Nova keeps key pairs per user and the operator is one
+// user for every namespace, so the namespace is part of the name; "_" never occurs in either.
+func NovaName(k *kupenstackv1.KeyPair) string { return k.Namespace + "_" + k.Name }
+
+type actuator struct{}
+
+var (
+	_ generic.Actuator[*kupenstackv1.KeyPair, keypairs.KeyPair] = actuator{}
+	_ generic.Lister[*kupenstackv1.KeyPair, keypairs.KeyPair]   = actuator{}
+)
+
+// nova returns the compute client; microversion 2.2 brings key pair types (x509).
+func nova(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
+	sc, err := s.Clients.Compute(ctx, s.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	c := *sc
+	c.Microversion = "2.2"
+	return &c, nil
+}
+
+func (actuator) Get(ctx context.Context, s generic.Scope, name string) (*keypairs.KeyPair, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return keypairs.Get(ctx, sc, name, nil).Extract()
+}
+
+// sameKey compares public keys ignoring the comment and surrounding space Nova may drop.
+func sameKey(a, b string) bool {
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) < 2 || len(fb) < 2 {
+		return strings.TrimSpace(a) == strings.TrimSpace(b)
+	}
+	return fa[0] == fb[0] && fa[1] == fb[1]
+}
+
+// FindOwned: the key pair of this object's name carrying this object's key is this object's.
+func (a actuator) FindOwned(ctx context.Context, s generic.Scope, k *kupenstackv1.KeyPair) (*keypairs.KeyPair, error) {
+	found, err := a.Get(ctx, s, NovaName(k))
+	switch {
+	case generic.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !sameKey(found.PublicKey, k.Spec.PublicKey):
+		return nil, generic.InvalidConfig(fmt.Sprintf("Nova already has a different key pair named %s; import it or delete it", NovaName(k)))
+	}
+	return found, nil
+}
+
+// FindImport takes the Nova name from import.name (or import.id: key pairs have no other ID).
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, k *kupenstackv1.KeyPair) (*keypairs.KeyPair, error) {
+	name := k.Spec.Import.Name
+	if name == "" {
+		name = k.Spec.Import.ID
+	}
+	found, err := a.Get(ctx, s, name)
+	if generic.IsNotFound(err) {
+		return nil, nil
+	}
+	return found, err
+}
+
+func (actuator) Create(ctx context.Context, s generic.Scope, k *kupenstackv1.KeyPair) (*keypairs.KeyPair, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return keypairs.Create(ctx, sc, keypairs.CreateOpts{Name: NovaName(k), PublicKey: k.Spec.PublicKey, Type: k.Spec.Type}).Extract()
+}
+
+// Update has nothing to do: Nova key pairs are immutable, and so is the spec.
+func (actuator) Update(_ context.Context, _ generic.Scope, _ *kupenstackv1.KeyPair, cur *keypairs.KeyPair) (*keypairs.KeyPair, bool, error) {
+	return cur, false, nil
+}
+
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *keypairs.KeyPair) error {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return err
+	}
+	return keypairs.Delete(ctx, sc, res.Name, nil).ExtractErr()
+}
+
+func (actuator) ID(res *keypairs.KeyPair) string { return res.Name }
+
+func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*keypairs.KeyPair, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := keypairs.List(sc, nil).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := keypairs.ExtractKeyPairs(pages)
+	out := make([]*keypairs.KeyPair, len(found))
+	for i := range found {
+		out[i] = &found[i]
+	}
+	return out, err
+}
+
+func (actuator) InSync(k *kupenstackv1.KeyPair, res *keypairs.KeyPair) bool {
+	return k.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged || sameKey(k.Spec.PublicKey, res.PublicKey)
+}
+
+func (actuator) Observe(k *kupenstackv1.KeyPair, res *keypairs.KeyPair) (bool, string) {
+	k.Status.Resource = &kupenstackv1.KeyPairResourceStatus{Name: res.Name, Fingerprint: res.Fingerprint, Type: res.Type}
+	return true, ""
+}

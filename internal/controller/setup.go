@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/flavor"
 	"github.com/kupenstack/kupenstack/internal/controller/floatingip"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/keypair"
@@ -75,6 +76,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"port", func() error { return port.Setup(ctx, mgr, engine) }},
 		{"floatingip", func() error { return floatingip.Setup(ctx, mgr, engine) }},
 		{"keypair", func() error { return keypair.Setup(ctx, mgr, engine) }},
+		{"flavor", func() error { return flavor.Setup(ctx, mgr, engine) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

@@ -29,6 +29,9 @@ func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
 	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 		t.Fatalf("test case is not YAML: %v", err)
 	}
+	if kind == "Flavor" { // cluster-scoped
+		obj.SetNamespace("")
+	}
 	return obj
 }
 
@@ -104,6 +107,11 @@ func TestCreateValidation(t *testing.T) {
 		{"fip without network", "FloatingIP", "  portRef: p\n", "floatingNetworkRef is required unless the floating IP is imported"},
 		{"fip fixed ip without port", "FloatingIP", "  floatingNetworkRef: public\n  fixedIPAddress: 10.0.0.5\n", "fixedIPAddress needs portRef"},
 		{"fip bad address", "FloatingIP", "  floatingNetworkRef: public\n  floatingIPAddress: somewhere\n", "floatingIPAddress must be an IP address"},
+		// Flavor.
+		{"flavor ok", "Flavor", "  vcpus: 2\n  ramMiB: 512\n  diskGiB: 10\n  extraSpecs: {'hw:cpu_policy': dedicated}\n", ""},
+		{"flavor without sizes", "Flavor", "  diskGiB: 10\n", "vcpus and ramMiB are required unless the flavor is imported"},
+		{"flavor zero vcpus", "Flavor", "  vcpus: 0\n  ramMiB: 512\n", "spec.vcpus"},
+		{"flavor reserved extra spec", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'kupenstack:owner-uid': x}\n", "extra specs starting with kupenstack: are reserved"},
 		// Router.
 		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
 		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
@@ -132,6 +140,7 @@ func TestImmutableFields(t *testing.T) {
 		{"subnet cidr", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", "cidr", "10.1.0.0/24", "cidr is immutable"},
 		{"subnet network", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", "networkRef", "other", "networkRef is immutable"},
 		{"network import", "Network", "  import: {name: a}\n", "import", "", "import is immutable"},
+		{"flavor vcpus", "Flavor", "  vcpus: 1\n  ramMiB: 512\n", "vcpus", "", "vcpus is immutable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := decode(t, tt.kind, tt.spec)
@@ -140,9 +149,12 @@ func TestImmutableFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
-			if tt.change == "import" {
+			switch tt.change {
+			case "import":
 				_ = unstructured.SetNestedField(obj.Object, "b", "spec", "import", "name")
-			} else {
+			case "vcpus":
+				_ = unstructured.SetNestedField(obj.Object, int64(4), "spec", "vcpus")
+			default:
 				_ = unstructured.SetNestedField(obj.Object, tt.value, "spec", tt.change)
 			}
 			err := env.Client.Update(env.Ctx, obj)

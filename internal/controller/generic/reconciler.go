@@ -87,6 +87,9 @@ type Kind[O Object, R any] struct {
 	NewList    func() client.ObjectList
 	// Dependencies are the kinds this kind refers to.
 	Dependencies []Dependency[O]
+	// ClusterScoped kinds (flavors) are cloud-wide: they act with the operator's admin scope,
+	// not in a namespace's project.
+	ClusterScoped bool
 }
 
 // Reconciler runs a Kind's Actuator.
@@ -150,6 +153,9 @@ func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 func (r *Reconciler[O, R]) scope(ctx context.Context, namespace string) (Scope, string, error) {
+	if r.ClusterScoped {
+		return Scope{Clients: r.Clients}, "", nil
+	}
 	p, err := project.Ensure(ctx, r.Client, namespace)
 	if err != nil {
 		return Scope{}, "", err
@@ -337,12 +343,15 @@ func (r *Reconciler[O, R]) patchWaiting(ctx context.Context, obj O, msg string) 
 
 // deleteResource deletes the OpenStack resource and reports whether it is gone.
 func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, error) {
-	var p kupenstackv1.Project
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: obj.GetNamespace()}, &p); err != nil || p.Status.ID == "" {
-		// No project was ever made, so nothing was created in one.
-		return client.IgnoreNotFound(err) == nil, client.IgnoreNotFound(err)
+	s := Scope{Clients: r.Clients}
+	if !r.ClusterScoped {
+		var p kupenstackv1.Project
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: obj.GetNamespace()}, &p); err != nil || p.Status.ID == "" {
+			// No project was ever made, so nothing was created in one.
+			return client.IgnoreNotFound(err) == nil, client.IgnoreNotFound(err)
+		}
+		s.ProjectID = p.Status.ID
 	}
-	s := Scope{Clients: r.Clients, ProjectID: p.Status.ID}
 	var res *R
 	var err error
 	if id := obj.GetManagedStatus().ID; id != "" {

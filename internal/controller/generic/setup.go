@@ -107,11 +107,13 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 		}},
 	)))
 
-	// A Project becoming ready wakes every object of the kind in its namespace.
-	b = b.Watches(&kupenstackv1.Project{}, handler.EnqueueRequestsFromMapFunc(
-		func(ctx context.Context, p client.Object) []reconcile.Request {
-			return r.requestsIn(ctx, p.GetName(), nil)
-		}))
+	if !kind.ClusterScoped {
+		// A Project becoming ready wakes every object of the kind in its namespace.
+		b = b.Watches(&kupenstackv1.Project{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, p client.Object) []reconcile.Request {
+				return r.requestsIn(ctx, p.GetName(), nil)
+			}))
+	}
 
 	for _, dep := range r.Dependencies {
 		key := indexKey(dep.Kind)
@@ -194,39 +196,47 @@ func (rs *resyncer[O, R]) NeedLeaderElection() bool { return true }
 
 func (rs *resyncer[O, R]) once(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithValues("kind", rs.r.Name)
+	if rs.r.ClusterScoped {
+		rs.check(ctx, "", "")
+		return
+	}
 	var projects kupenstackv1.ProjectList
 	if err := rs.r.Client.List(ctx, &projects); err != nil {
 		log.Error(err, "drift check: listing projects")
 		return
 	}
 	for _, p := range projects.Items {
-		if p.Status.ID == "" || !conditions.IsReady(p.Status.Conditions, p.Generation) {
-			continue
+		if p.Status.ID != "" && conditions.IsReady(p.Status.Conditions, p.Generation) {
+			rs.check(ctx, p.Spec.Namespace, p.Status.ID)
 		}
-		objs := rs.r.NewList()
-		if err := rs.r.Client.List(ctx, objs, client.InNamespace(p.Spec.Namespace)); err != nil || meta.LenList(objs) == 0 {
-			continue // nothing of this kind here: no OpenStack call
-		}
-		resyncLists.WithLabelValues(rs.r.Name).Inc()
-		found, err := rs.lister.ListAll(ctx, Scope{Clients: rs.r.Clients, ProjectID: p.Status.ID})
-		if err != nil {
-			log.Error(err, "drift check: listing OpenStack resources", "project", p.Status.ID)
-			continue
-		}
-		byID := make(map[string]*R, len(found))
-		for _, res := range found {
-			byID[rs.r.Actuator.ID(res)] = res
-		}
-		_ = meta.EachListItem(objs, func(o runtime.Object) error {
-			obj := o.(O)
-			id := obj.GetManagedStatus().ID
-			if id == "" || obj.GetManagedSpec().ResyncPeriod != nil {
-				return nil // not created yet, or checked on its own period
-			}
-			if res, ok := byID[id]; !ok || !rs.lister.InSync(obj, res) {
-				rs.events <- event.GenericEvent{Object: obj}
-			}
-			return nil
-		})
 	}
+}
+
+// check compares the kind's objects in namespace with one list of projectID's resources.
+func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string) {
+	objs := rs.r.NewList()
+	if err := rs.r.Client.List(ctx, objs, client.InNamespace(namespace)); err != nil || meta.LenList(objs) == 0 {
+		return // nothing of this kind here: no OpenStack call
+	}
+	resyncLists.WithLabelValues(rs.r.Name).Inc()
+	found, err := rs.lister.ListAll(ctx, Scope{Clients: rs.r.Clients, ProjectID: projectID})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "drift check: listing OpenStack resources", "kind", rs.r.Name, "project", projectID)
+		return
+	}
+	byID := make(map[string]*R, len(found))
+	for _, res := range found {
+		byID[rs.r.Actuator.ID(res)] = res
+	}
+	_ = meta.EachListItem(objs, func(o runtime.Object) error {
+		obj := o.(O)
+		id := obj.GetManagedStatus().ID
+		if id == "" || obj.GetManagedSpec().ResyncPeriod != nil {
+			return nil // not created yet, or checked on its own period
+		}
+		if res, ok := byID[id]; !ok || !rs.lister.InSync(obj, res) {
+			rs.events <- event.GenericEvent{Object: obj}
+		}
+		return nil
+	})
 }

@@ -1,0 +1,213 @@
+// Package flavor maps the cluster-scoped Flavor kind to Nova flavors (with the admin scope).
+package flavor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+)
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=flavors,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=flavors/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=flavors/finalizers,verbs=update
+
+// Setup registers the Flavor controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Flavor, flavors.Flavor]{
+		Name:          "Flavor",
+		Controller:    "flavor",
+		Actuator:      actuator{},
+		New:           func() *kupenstackv1.Flavor { return &kupenstackv1.Flavor{} },
+		NewList:       func() client.ObjectList { return &kupenstackv1.FlavorList{} },
+		ClusterScoped: true,
+	})
+}
+
+// ownerSpec is the extra spec that marks a flavor as created for a Flavor object (by UID): Nova
+// flavors have no tags.
+const ownerSpec = "kupenstack:owner-uid"
+
+type actuator struct{}
+
+var (
+	_ generic.Actuator[*kupenstackv1.Flavor, flavors.Flavor] = actuator{}
+	_ generic.Lister[*kupenstackv1.Flavor, flavors.Flavor]   = actuator{}
+)
+
+func name(f *kupenstackv1.Flavor) string {
+	if f.Spec.Name != "" {
+		return f.Spec.Name
+	}
+	return f.Name
+}
+
+// nova is the admin compute client; microversion 2.61 returns extra specs with each flavor and
+// 2.55 allows description updates.
+func nova(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
+	sc, err := s.Clients.Compute(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	c := *sc
+	c.Microversion = "2.61"
+	return &c, nil
+}
+
+func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*flavors.Flavor, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return flavors.Get(ctx, sc, id).Extract()
+}
+
+func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*flavors.Flavor, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := flavors.ListDetail(sc, flavors.ListOpts{AccessType: flavors.AllAccess}).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := flavors.ExtractFlavors(pages)
+	out := make([]*flavors.Flavor, len(found))
+	for i := range found {
+		out[i] = &found[i]
+	}
+	return out, err
+}
+
+func (a actuator) byName(ctx context.Context, s generic.Scope, n string) ([]*flavors.Flavor, error) {
+	all, err := a.ListAll(ctx, s)
+	var out []*flavors.Flavor
+	for _, f := range all {
+		if f.Name == n {
+			out = append(out, f)
+		}
+	}
+	return out, err
+}
+
+// FindOwned finds the flavor carrying this object's owner spec. A flavor of the same name
+// without it is not adopted (it may be an admin's): the create then fails with Nova's conflict,
+// shown as Degraded, and the flavor can be imported instead.
+func (a actuator) FindOwned(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor) (*flavors.Flavor, error) {
+	found, err := a.byName(ctx, s, name(f))
+	for _, fl := range found {
+		if fl.ExtraSpecs[ownerSpec] == string(f.UID) {
+			return fl, err
+		}
+	}
+	return nil, err
+}
+
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor) (*flavors.Flavor, error) {
+	if id := f.Spec.Import.ID; id != "" {
+		fl, err := a.Get(ctx, s, id)
+		if generic.IsNotFound(err) {
+			return nil, nil
+		}
+		return fl, err
+	}
+	found, err := a.byName(ctx, s, f.Spec.Import.Name)
+	if err != nil || len(found) != 1 {
+		return nil, generic.ImportMatches(len(found), err)
+	}
+	return found[0], nil
+}
+
+func (actuator) Create(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor) (*flavors.Flavor, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// The owner spec follows in Update.
+	return flavors.Create(ctx, sc, flavors.CreateOpts{
+		Name: name(f), VCPUs: f.Spec.VCPUs, RAM: f.Spec.RAMMiB, Disk: &f.Spec.DiskGiB,
+		Ephemeral: &f.Spec.EphemeralGiB, Swap: &f.Spec.SwapMiB, IsPublic: f.Spec.IsPublic, Description: f.Spec.Description,
+	}).Extract()
+}
+
+// wantSpecs are the extra specs the flavor should carry: the user's plus the owner spec.
+func wantSpecs(f *kupenstackv1.Flavor) map[string]string {
+	want := maps.Clone(f.Spec.ExtraSpecs)
+	if want == nil {
+		want = map[string]string{}
+	}
+	want[ownerSpec] = string(f.UID)
+	return want
+}
+
+func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor, cur *flavors.Flavor) (*flavors.Flavor, bool, error) {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return nil, false, err
+	}
+	changed := false
+	if cur.Description != f.Spec.Description {
+		if _, err := flavors.Update(ctx, sc, cur.ID, flavors.UpdateOpts{Description: f.Spec.Description}).Extract(); err != nil {
+			return cur, false, err
+		}
+		changed = true
+	}
+	want := wantSpecs(f)
+	missing := map[string]string{}
+	for k, v := range want {
+		if cur.ExtraSpecs[k] != v {
+			missing[k] = v
+		}
+	}
+	if len(missing) > 0 {
+		if _, err := flavors.CreateExtraSpecs(ctx, sc, cur.ID, flavors.ExtraSpecsOpts(missing)).Extract(); err != nil {
+			return cur, changed, fmt.Errorf("setting extra specs: %w", err)
+		}
+		changed = true
+	}
+	for k := range cur.ExtraSpecs {
+		if _, ok := want[k]; !ok {
+			if err := flavors.DeleteExtraSpec(ctx, sc, cur.ID, k).ExtractErr(); err != nil && !generic.IsNotFound(err) {
+				return cur, changed, fmt.Errorf("removing extra spec %s: %w", k, err)
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return cur, false, nil
+	}
+	res, err := a.Get(ctx, s, cur.ID)
+	return res, true, err
+}
+
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *flavors.Flavor) error {
+	sc, err := nova(ctx, s)
+	if err != nil {
+		return err
+	}
+	return flavors.Delete(ctx, sc, res.ID).ExtractErr()
+}
+
+func (actuator) ID(res *flavors.Flavor) string { return res.ID }
+
+func (actuator) InSync(f *kupenstackv1.Flavor, res *flavors.Flavor) bool {
+	return f.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged ||
+		(res.Description == f.Spec.Description && maps.Equal(wantSpecs(f), res.ExtraSpecs))
+}
+
+func (actuator) Observe(f *kupenstackv1.Flavor, res *flavors.Flavor) (bool, string) {
+	specs := maps.Clone(res.ExtraSpecs)
+	delete(specs, ownerSpec)
+	f.Status.Resource = &kupenstackv1.FlavorResourceStatus{
+		Name: res.Name, Description: res.Description, VCPUs: res.VCPUs, RAMMiB: res.RAM, DiskGiB: res.Disk,
+		EphemeralGiB: res.Ephemeral, SwapMiB: res.Swap, IsPublic: res.IsPublic, ExtraSpecs: specs,
+	}
+	return true, ""
+}

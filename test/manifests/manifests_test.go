@@ -11,13 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller"
@@ -104,4 +108,49 @@ func TestSamples(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestDocsExamples: every YAML example in docs/ is accepted by the API server (a server-side
+// apply dry run into an existing namespace team-a).
+func TestDocsExamples(t *testing.T) {
+	env.Require(t)
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "docs", "*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no docs found (%v)", err)
+	}
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	examples := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, block := range yamlBlocks(string(data)) {
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(block), &obj.Object); err != nil {
+				t.Fatalf("%s example %d is not YAML: %v", filepath.Base(f), i+1, err)
+			}
+			//nolint:staticcheck // client.Apply with an unstructured object is the plain SSA patch.
+			if err := env.Client.Patch(env.Ctx, obj, client.Apply, client.FieldOwner("docs-test"), client.DryRunAll); err != nil {
+				t.Errorf("%s example %d (%s %s) rejected: %v", filepath.Base(f), i+1, obj.GetKind(), obj.GetName(), err)
+			}
+			examples++
+		}
+	}
+	if examples < 10 {
+		t.Fatalf("only %d YAML examples found in docs/", examples)
+	}
+}
+
+// yamlBlocks returns the contents of the ```yaml fences of a Markdown document.
+func yamlBlocks(doc string) []string {
+	var blocks []string
+	for _, part := range strings.Split(doc, "```yaml\n")[1:] {
+		if end := strings.Index(part, "```"); end >= 0 {
+			blocks = append(blocks, part[:end])
+		}
+	}
+	return blocks
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +25,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{
 		Name:       "FloatingIP",
 		Controller: "floatingip",
-		Actuator:   actuator{},
+		Actuator:   actuator{neutron.Resource[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{API: api}},
 		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
@@ -45,20 +46,39 @@ func nonEmpty(name string) []string {
 	return []string{name}
 }
 
-type actuator struct{}
+// api are Neutron's floating IP calls.
+var api = neutron.API[floatingips.FloatingIP]{
+	GetFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) (*floatingips.FloatingIP, error) {
+		return floatingips.Get(ctx, sc, id).Extract()
+	},
+	ListFn: func(ctx context.Context, sc *gophercloud.ServiceClient, f neutron.Filter) ([]floatingips.FloatingIP, error) {
+		return list(ctx, sc, floatingips.ListOpts{ProjectID: f.ProjectID, Tags: f.Tags})
+	},
+	DeleteFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+		return floatingips.Delete(ctx, sc, id).ExtractErr()
+	},
+	IDOf:      func(r *floatingips.FloatingIP) string { return r.ID },
+	TagsOf:    func(r *floatingips.FloatingIP) []string { return r.Tags },
+	CreatedAt: func(r *floatingips.FloatingIP) time.Time { return r.CreatedAt },
+}
+
+func list(ctx context.Context, sc *gophercloud.ServiceClient, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
+	pages, err := floatingips.List(sc, opts).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return floatingips.ExtractFloatingIPs(pages)
+}
+
+// actuator has no name to search by: it replaces FindOwned and FindImport.
+type actuator struct {
+	neutron.Resource[*kupenstackv1.FloatingIP, floatingips.FloatingIP]
+}
 
 var (
 	_ generic.Actuator[*kupenstackv1.FloatingIP, floatingips.FloatingIP] = actuator{}
 	_ generic.Lister[*kupenstackv1.FloatingIP, floatingips.FloatingIP]   = actuator{}
 )
-
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*floatingips.FloatingIP, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	return floatingips.Get(ctx, sc, id).Extract()
-}
 
 func (actuator) list(ctx context.Context, s generic.Scope, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
 	sc, err := neutron.Client(ctx, s)
@@ -66,11 +86,7 @@ func (actuator) list(ctx context.Context, s generic.Scope, opts floatingips.List
 		return nil, err
 	}
 	opts.ProjectID = s.ProjectID
-	pages, err := floatingips.List(sc, opts).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return floatingips.ExtractFloatingIPs(pages)
+	return list(ctx, sc, opts)
 }
 
 // FindOwned: floating IPs have no name, so the untagged fallback matches on network and
@@ -142,8 +158,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 	if wantPort != cur.PortID || (wantPort != "" && f.Spec.FixedIPAddress != "" && f.Spec.FixedIPAddress != cur.FixedIP) {
 		upd.PortID, upd.FixedIP, dirty = &wantPort, f.Spec.FixedIPAddress, true
 	}
-	switch {
-	case dirty:
+	if dirty {
 		updated, err := floatingips.Update(ctx, sc, cur.ID, upd).Extract()
 		if generic.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
 			// Resolves itself once a router connects the port's subnet to the external network.
@@ -153,25 +168,8 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 			return cur, changed, err
 		}
 		return updated, true, nil
-	case changed:
-		res, err := a.Get(ctx, s, cur.ID)
-		return res, true, err
 	}
-	return cur, false, nil
-}
-
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *floatingips.FloatingIP) error {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return err
-	}
-	return floatingips.Delete(ctx, sc, res.ID).ExtractErr()
-}
-
-func (actuator) ID(res *floatingips.FloatingIP) string { return res.ID }
-
-func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*floatingips.FloatingIP, error) {
-	return neutron.Pointers(a.list(ctx, s, floatingips.ListOpts{}))
+	return a.Refresh(ctx, s, cur, changed)
 }
 
 // InSync compares description, tags and whether it is associated at all (the port's ID is only

@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
@@ -23,7 +24,31 @@ type osNetwork struct {
 	external.NetworkExternalExt
 }
 
-type actuator struct{}
+// api are Neutron's network calls, with the extension fields.
+var api = neutron.API[osNetwork]{
+	GetFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) (*osNetwork, error) {
+		var n osNetwork
+		return &n, networks.Get(ctx, sc, id).ExtractInto(&n)
+	},
+	ListFn: func(ctx context.Context, sc *gophercloud.ServiceClient, f neutron.Filter) ([]osNetwork, error) {
+		pages, err := networks.List(sc, networks.ListOpts{ProjectID: f.ProjectID, Tags: f.Tags, Name: f.Name}).AllPages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var found []osNetwork
+		return found, networks.ExtractNetworksInto(pages, &found)
+	},
+	DeleteFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+		return networks.Delete(ctx, sc, id).ExtractErr()
+	},
+	IDOf:      func(r *osNetwork) string { return r.ID },
+	TagsOf:    func(r *osNetwork) []string { return r.Tags },
+	CreatedAt: func(r *osNetwork) time.Time { return r.CreatedAt },
+}
+
+type actuator struct {
+	neutron.Resource[*kupenstackv1.Network, osNetwork]
+}
 
 var (
 	_ generic.Actuator[*kupenstackv1.Network, osNetwork] = actuator{}
@@ -31,48 +56,6 @@ var (
 )
 
 func name(n *kupenstackv1.Network) string { return neutron.Name(n, n.Spec.Name) }
-
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osNetwork, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	var n osNetwork
-	return &n, networks.Get(ctx, sc, id).ExtractInto(&n)
-}
-
-// list lists networks; ownOnly keeps those of the scope's project (an import may also name a
-// shared or external network of another project, such as the cloud's public network).
-func (actuator) list(ctx context.Context, s generic.Scope, opts networks.ListOpts, ownOnly bool) ([]osNetwork, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	if ownOnly {
-		opts.ProjectID = s.ProjectID
-	}
-	pages, err := networks.List(sc, opts).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var found []osNetwork
-	return found, networks.ExtractNetworksInto(pages, &found)
-}
-
-func (a actuator) FindOwned(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
-	return neutron.FindOwned(n, name(n),
-		func(tag, name string) ([]osNetwork, error) {
-			return a.list(ctx, s, networks.ListOpts{Tags: tag, Name: name}, true)
-		},
-		func(r *osNetwork) []string { return r.Tags },
-		func(r *osNetwork) time.Time { return r.CreatedAt })
-}
-
-func (a actuator) FindImport(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
-	return neutron.FindImport(n.Spec.Import,
-		func(id string) (*osNetwork, error) { return a.Get(ctx, s, id) },
-		func(name string) ([]osNetwork, error) { return a.list(ctx, s, networks.ListOpts{Name: name}, false) })
-}
 
 func (actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
 	sc, err := neutron.Client(ctx, s)
@@ -122,33 +105,24 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, n *kupenstackv1.N
 	if p := n.Spec.PortSecurityEnabled; p != nil && cur.PortSecurityEnabled != *p {
 		opts, dirty = portsecurity.NetworkUpdateOptsExt{UpdateOptsBuilder: opts, PortSecurityEnabled: p}, true
 	}
-	switch {
-	case dirty:
+	if dirty {
 		var updated osNetwork
 		if err := networks.Update(ctx, sc, cur.ID, opts).ExtractInto(&updated); err != nil {
 			return cur, tagged, err
 		}
 		return &updated, true, nil
-	case tagged:
-		res, err := a.Get(ctx, s, cur.ID)
-		return res, true, err
 	}
-	return cur, false, nil
+	return a.Refresh(ctx, s, cur, tagged)
 }
 
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *osNetwork) error {
+// ListAll lists every network the project can see, not only its own: imported shared and
+// external networks are checked too.
+func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return networks.Delete(ctx, sc, res.ID).ExtractErr()
-}
-
-func (actuator) ID(res *osNetwork) string { return res.ID }
-
-func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, error) {
-	// Not only the project's own: imported shared/external networks are checked too.
-	return neutron.Pointers(a.list(ctx, s, networks.ListOpts{}, false))
+	return neutron.Pointers(api.ListFn(ctx, sc, neutron.Filter{}))
 }
 
 // InSync compares the fields Update manages; an unmanaged network is never out of sync.

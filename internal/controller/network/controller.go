@@ -8,6 +8,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/neutron"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=networks,verbs=get;list;watch;update;patch
@@ -19,7 +20,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Network, osNetwork]{
 		Name:       "Network",
 		Controller: "network",
-		Actuator:   actuator{},
+		Actuator:   actuator{neutron.Resource[*kupenstackv1.Network, osNetwork]{API: api, NameOf: name}},
 		New:        func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.NetworkList{} },
 	})

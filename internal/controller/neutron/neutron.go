@@ -106,3 +106,79 @@ func first[R any](found []R) *R {
 	}
 	return &found[0]
 }
+
+// Filter narrows a list call; empty fields do not filter.
+type Filter struct{ ProjectID, Tags, Name string }
+
+// API are one Neutron resource type's calls.
+type API[R any] struct {
+	GetFn     func(ctx context.Context, sc *gophercloud.ServiceClient, id string) (*R, error)
+	ListFn    func(ctx context.Context, sc *gophercloud.ServiceClient, f Filter) ([]R, error)
+	DeleteFn  func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error
+	IDOf      func(*R) string
+	TagsOf    func(*R) []string
+	CreatedAt func(*R) time.Time
+}
+
+// Resource implements the actuator methods that are the same for every Neutron kind: reading,
+// finding what was created for an object, importing, listing and deleting. A kind embeds it and
+// adds Create, Update, InSync and Observe.
+type Resource[O generic.Object, R any] struct {
+	API    API[R]
+	NameOf func(O) string
+}
+
+func (r Resource[O, R]) Get(ctx context.Context, s generic.Scope, id string) (*R, error) {
+	sc, err := Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return r.API.GetFn(ctx, sc, id)
+}
+
+func (r Resource[O, R]) list(ctx context.Context, s generic.Scope, f Filter) ([]R, error) {
+	sc, err := Client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return r.API.ListFn(ctx, sc, f)
+}
+
+func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (*R, error) {
+	return FindOwned(obj, r.NameOf(obj),
+		func(tag, name string) ([]R, error) {
+			return r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: tag, Name: name})
+		}, r.API.TagsOf, r.API.CreatedAt)
+}
+
+// FindImport does not filter by project: an import may name anything the project can see, such
+// as the cloud's shared external network.
+func (r Resource[O, R]) FindImport(ctx context.Context, s generic.Scope, obj O) (*R, error) {
+	return FindImport(obj.GetManagedSpec().Import,
+		func(id string) (*R, error) { return r.Get(ctx, s, id) },
+		func(name string) ([]R, error) { return r.list(ctx, s, Filter{Name: name}) })
+}
+
+func (r Resource[O, R]) Delete(ctx context.Context, s generic.Scope, res *R) error {
+	sc, err := Client(ctx, s)
+	if err != nil {
+		return err
+	}
+	return r.API.DeleteFn(ctx, sc, r.API.IDOf(res))
+}
+
+func (r Resource[O, R]) ID(res *R) string { return r.API.IDOf(res) }
+
+// ListAll lists the project's resources of the kind in one call (for the drift check).
+func (r Resource[O, R]) ListAll(ctx context.Context, s generic.Scope) ([]*R, error) {
+	return Pointers(r.list(ctx, s, Filter{ProjectID: s.ProjectID}))
+}
+
+// Refresh re-reads res when an update changed it only through side calls (tags, rules).
+func (r Resource[O, R]) Refresh(ctx context.Context, s generic.Scope, res *R, changed bool) (*R, bool, error) {
+	if !changed {
+		return res, false, nil
+	}
+	fresh, err := r.Get(ctx, s, r.API.IDOf(res))
+	return fresh, true, err
+}

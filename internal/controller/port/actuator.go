@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,7 +26,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Port, osPort]{
 		Name:       "Port",
 		Controller: "port",
-		Actuator:   actuator{},
+		Actuator:   actuator{neutron.Resource[*kupenstackv1.Port, osPort]{API: api, NameOf: name}},
 		New:        func() *kupenstackv1.Port { return &kupenstackv1.Port{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.PortList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Port]{
@@ -54,7 +55,31 @@ type osPort struct {
 	portsecurity.PortSecurityExt
 }
 
-type actuator struct{}
+// api are Neutron's port calls.
+var api = neutron.API[osPort]{
+	GetFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) (*osPort, error) {
+		var p osPort
+		return &p, ports.Get(ctx, sc, id).ExtractInto(&p)
+	},
+	ListFn: func(ctx context.Context, sc *gophercloud.ServiceClient, f neutron.Filter) ([]osPort, error) {
+		pages, err := ports.List(sc, ports.ListOpts{ProjectID: f.ProjectID, Tags: f.Tags, Name: f.Name}).AllPages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var found []osPort
+		return found, ports.ExtractPortsInto(pages, &found)
+	},
+	DeleteFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+		return ports.Delete(ctx, sc, id).ExtractErr()
+	},
+	IDOf:      func(r *osPort) string { return r.ID },
+	TagsOf:    func(r *osPort) []string { return r.Tags },
+	CreatedAt: func(r *osPort) time.Time { return r.CreatedAt },
+}
+
+type actuator struct {
+	neutron.Resource[*kupenstackv1.Port, osPort]
+}
 
 var (
 	_ generic.Actuator[*kupenstackv1.Port, osPort] = actuator{}
@@ -62,42 +87,6 @@ var (
 )
 
 func name(p *kupenstackv1.Port) string { return neutron.Name(p, p.Spec.Name) }
-
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osPort, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	var p osPort
-	return &p, ports.Get(ctx, sc, id).ExtractInto(&p)
-}
-
-func (actuator) list(ctx context.Context, s generic.Scope, opts ports.ListOpts) ([]osPort, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	opts.ProjectID = s.ProjectID
-	pages, err := ports.List(sc, opts).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var found []osPort
-	return found, ports.ExtractPortsInto(pages, &found)
-}
-
-func (a actuator) FindOwned(ctx context.Context, s generic.Scope, p *kupenstackv1.Port) (*osPort, error) {
-	return neutron.FindOwned(p, name(p),
-		func(tag, name string) ([]osPort, error) { return a.list(ctx, s, ports.ListOpts{Tags: tag, Name: name}) },
-		func(r *osPort) []string { return r.Tags },
-		func(r *osPort) time.Time { return r.CreatedAt })
-}
-
-func (a actuator) FindImport(ctx context.Context, s generic.Scope, p *kupenstackv1.Port) (*osPort, error) {
-	return neutron.FindImport(p.Spec.Import,
-		func(id string) (*osPort, error) { return a.Get(ctx, s, id) },
-		func(name string) ([]osPort, error) { return a.list(ctx, s, ports.ListOpts{Name: name}) })
-}
 
 func fixedIPs(s generic.Scope, p *kupenstackv1.Port) []ports.IP {
 	var out []ports.IP
@@ -213,32 +202,14 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, p *kupenstackv1.P
 	if ps := p.Spec.PortSecurityEnabled; ps != nil && *ps != cur.PortSecurityEnabled {
 		builder, dirty = portsecurity.PortUpdateOptsExt{UpdateOptsBuilder: upd, PortSecurityEnabled: ps}, true
 	}
-	switch {
-	case dirty:
+	if dirty {
 		var updated osPort
 		if err := ports.Update(ctx, sc, cur.ID, builder).ExtractInto(&updated); err != nil {
 			return cur, changed, err
 		}
 		return &updated, true, nil
-	case changed:
-		res, err := a.Get(ctx, s, cur.ID)
-		return res, true, err
 	}
-	return cur, false, nil
-}
-
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *osPort) error {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return err
-	}
-	return ports.Delete(ctx, sc, res.ID).ExtractErr()
-}
-
-func (actuator) ID(res *osPort) string { return res.ID }
-
-func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osPort, error) {
-	return neutron.Pointers(a.list(ctx, s, ports.ListOpts{}))
+	return a.Refresh(ctx, s, cur, changed)
 }
 
 // InSync compares the port's own fields; references are resolved only in a full reconcile.

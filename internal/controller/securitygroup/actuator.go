@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,7 +27,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.SecurityGroup, groups.SecGroup]{
 		Name:       "SecurityGroup",
 		Controller: "securitygroup",
-		Actuator:   actuator{},
+		Actuator:   actuator{neutron.Resource[*kupenstackv1.SecurityGroup, groups.SecGroup]{API: api, NameOf: name}},
 		New:        func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.SecurityGroup]{{
@@ -50,7 +51,29 @@ func remoteGroups(sg *kupenstackv1.SecurityGroup) []string {
 	return names
 }
 
-type actuator struct{}
+// api are Neutron's security group calls.
+var api = neutron.API[groups.SecGroup]{
+	GetFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) (*groups.SecGroup, error) {
+		return groups.Get(ctx, sc, id).Extract()
+	},
+	ListFn: func(ctx context.Context, sc *gophercloud.ServiceClient, f neutron.Filter) ([]groups.SecGroup, error) {
+		pages, err := groups.List(sc, groups.ListOpts{ProjectID: f.ProjectID, Tags: f.Tags, Name: f.Name}).AllPages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return groups.ExtractGroups(pages)
+	},
+	DeleteFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+		return groups.Delete(ctx, sc, id).ExtractErr()
+	},
+	IDOf:      func(r *groups.SecGroup) string { return r.ID },
+	TagsOf:    func(r *groups.SecGroup) []string { return r.Tags },
+	CreatedAt: func(r *groups.SecGroup) time.Time { return r.CreatedAt },
+}
+
+type actuator struct {
+	neutron.Resource[*kupenstackv1.SecurityGroup, groups.SecGroup]
+}
 
 var (
 	_ generic.Actuator[*kupenstackv1.SecurityGroup, groups.SecGroup] = actuator{}
@@ -58,42 +81,6 @@ var (
 )
 
 func name(sg *kupenstackv1.SecurityGroup) string { return neutron.Name(sg, sg.Spec.Name) }
-
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*groups.SecGroup, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	return groups.Get(ctx, sc, id).Extract()
-}
-
-func (actuator) list(ctx context.Context, s generic.Scope, opts groups.ListOpts) ([]groups.SecGroup, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	opts.ProjectID = s.ProjectID
-	pages, err := groups.List(sc, opts).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return groups.ExtractGroups(pages)
-}
-
-func (a actuator) FindOwned(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
-	return neutron.FindOwned(sg, name(sg),
-		func(tag, name string) ([]groups.SecGroup, error) {
-			return a.list(ctx, s, groups.ListOpts{Tags: tag, Name: name})
-		},
-		func(r *groups.SecGroup) []string { return r.Tags },
-		func(r *groups.SecGroup) time.Time { return r.CreatedAt })
-}
-
-func (a actuator) FindImport(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
-	return neutron.FindImport(sg.Spec.Import,
-		func(id string) (*groups.SecGroup, error) { return a.Get(ctx, s, id) },
-		func(name string) ([]groups.SecGroup, error) { return a.list(ctx, s, groups.ListOpts{Name: name}) })
-}
 
 func (actuator) Create(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
 	sc, err := neutron.Client(ctx, s)
@@ -195,25 +182,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 		}
 		changed = true
 	}
-	if !changed {
-		return cur, false, nil
-	}
-	res, err := a.Get(ctx, s, cur.ID)
-	return res, true, err
-}
-
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *groups.SecGroup) error {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return err
-	}
-	return groups.Delete(ctx, sc, res.ID).ExtractErr()
-}
-
-func (actuator) ID(res *groups.SecGroup) string { return res.ID }
-
-func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*groups.SecGroup, error) {
-	return neutron.Pointers(a.list(ctx, s, groups.ListOpts{}))
+	return a.Refresh(ctx, s, cur, changed)
 }
 
 // InSync compares name, description, tags and the rule set. Rules referring to another group

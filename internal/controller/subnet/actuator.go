@@ -26,7 +26,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Subnet, subnets.Subnet]{
 		Name:       "Subnet",
 		Controller: "subnet",
-		Actuator:   actuator{},
+		Actuator:   actuator{neutron.Resource[*kupenstackv1.Subnet, subnets.Subnet]{API: api, NameOf: name}},
 		New:        func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Subnet]{{
@@ -42,7 +42,29 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	})
 }
 
-type actuator struct{}
+// api are Neutron's subnet calls.
+var api = neutron.API[subnets.Subnet]{
+	GetFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) (*subnets.Subnet, error) {
+		return subnets.Get(ctx, sc, id).Extract()
+	},
+	ListFn: func(ctx context.Context, sc *gophercloud.ServiceClient, f neutron.Filter) ([]subnets.Subnet, error) {
+		pages, err := subnets.List(sc, subnets.ListOpts{ProjectID: f.ProjectID, Tags: f.Tags, Name: f.Name}).AllPages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return subnets.ExtractSubnets(pages)
+	},
+	DeleteFn: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+		return subnets.Delete(ctx, sc, id).ExtractErr()
+	},
+	IDOf:      func(r *subnets.Subnet) string { return r.ID },
+	TagsOf:    func(r *subnets.Subnet) []string { return r.Tags },
+	CreatedAt: func(r *subnets.Subnet) time.Time { return r.CreatedAt },
+}
+
+type actuator struct {
+	neutron.Resource[*kupenstackv1.Subnet, subnets.Subnet]
+}
 
 var (
 	_ generic.Actuator[*kupenstackv1.Subnet, subnets.Subnet] = actuator{}
@@ -50,42 +72,6 @@ var (
 )
 
 func name(sn *kupenstackv1.Subnet) string { return neutron.Name(sn, sn.Spec.Name) }
-
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*subnets.Subnet, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	return subnets.Get(ctx, sc, id).Extract()
-}
-
-func (actuator) list(ctx context.Context, s generic.Scope, opts subnets.ListOpts) ([]subnets.Subnet, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	opts.ProjectID = s.ProjectID
-	pages, err := subnets.List(sc, opts).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return subnets.ExtractSubnets(pages)
-}
-
-func (a actuator) FindOwned(ctx context.Context, s generic.Scope, sn *kupenstackv1.Subnet) (*subnets.Subnet, error) {
-	return neutron.FindOwned(sn, name(sn),
-		func(tag, name string) ([]subnets.Subnet, error) {
-			return a.list(ctx, s, subnets.ListOpts{Tags: tag, Name: name})
-		},
-		func(r *subnets.Subnet) []string { return r.Tags },
-		func(r *subnets.Subnet) time.Time { return r.CreatedAt })
-}
-
-func (a actuator) FindImport(ctx context.Context, s generic.Scope, sn *kupenstackv1.Subnet) (*subnets.Subnet, error) {
-	return neutron.FindImport(sn.Spec.Import,
-		func(id string) (*subnets.Subnet, error) { return a.Get(ctx, s, id) },
-		func(name string) ([]subnets.Subnet, error) { return a.list(ctx, s, subnets.ListOpts{Name: name}) })
-}
 
 func pools(in []kupenstackv1.AllocationPool) []subnets.AllocationPool {
 	out := make([]subnets.AllocationPool, len(in))
@@ -160,32 +146,14 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sn *kupenstackv1.
 	if len(sn.Spec.AllocationPools) > 0 && !slices.Equal(pools(sn.Spec.AllocationPools), cur.AllocationPools) {
 		upd.AllocationPools, dirty = pools(sn.Spec.AllocationPools), true
 	}
-	switch {
-	case dirty:
+	if dirty {
 		updated, err := subnets.Update(ctx, sc, cur.ID, upd).Extract()
 		if err != nil {
 			return cur, tagged, err
 		}
 		return updated, true, nil
-	case tagged:
-		res, err := a.Get(ctx, s, cur.ID)
-		return res, true, err
 	}
-	return cur, false, nil
-}
-
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *subnets.Subnet) error {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return err
-	}
-	return subnets.Delete(ctx, sc, res.ID).ExtractErr()
-}
-
-func (actuator) ID(res *subnets.Subnet) string { return res.ID }
-
-func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*subnets.Subnet, error) {
-	return neutron.Pointers(a.list(ctx, s, subnets.ListOpts{}))
+	return a.Refresh(ctx, s, cur, tagged)
 }
 
 // InSync compares the fields Update manages.

@@ -129,8 +129,16 @@ func deleteProject(t *testing.T, ns string) {
 	if err := env.Client.Delete(env.Ctx, &p); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "Project gone", func() error {
-		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &kupenstackv1.Project{}); !apierrors.IsNotFound(err) {
+	waitGone(t, &p)
+}
+
+// waitGone waits until obj (a typed object with its name set) no longer exists in Kubernetes.
+func waitGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
+	probe := obj.DeepCopyObject().(client.Object)
+	eventually(t, fmt.Sprintf("%T %s gone", obj, key), func() error {
+		if err := env.Client.Get(env.Ctx, key, probe); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
 		return nil

@@ -106,12 +106,7 @@ func TestFlavor(t *testing.T) {
 		}
 	}
 	for _, o := range []client.Object{fl, clash, imported} {
-		eventually(t, o.GetName()+" deleted", func() error {
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(o), &kupenstackv1.Flavor{}); client.IgnoreNotFound(err) != nil || err == nil {
-				return fmt.Errorf("still there (%v)", err)
-			}
-			return nil
-		})
+		waitGone(t, o)
 	}
 	if err := flavors.Get(ctx, nova, fl.Status.ID).Err; !openstack.IsNotFound(err) {
 		t.Errorf("flavor left in Nova: %v", err)

@@ -11,7 +11,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,12 +132,7 @@ func TestNetworkLifecycle(t *testing.T) {
 	if err := env.Client.Delete(ctx, &got); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "object gone", func() error {
-		if err := env.Client.Get(ctx, key, &kupenstackv1.Network{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
+	waitGone(t, &got)
 	if err := networks.Get(ctx, neutron, got.Status.ID).Err; !openstack.IsNotFound(err) {
 		t.Errorf("network %s still exists in OpenStack (%v)", got.Status.ID, err)
 	}
@@ -215,12 +209,7 @@ func TestNetworkImportUnmanaged(t *testing.T) {
 	if err := env.Client.Delete(ctx, imported); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "import object gone", func() error {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(imported), &kupenstackv1.Network{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
+	waitGone(t, imported)
 	after, err := networks.Get(ctx, neutron, existing.ID).Extract()
 	if err != nil {
 		t.Fatalf("the unmanaged network was deleted: %v", err)
@@ -237,13 +226,5 @@ func TestNetworkImportUnmanaged(t *testing.T) {
 	if err := env.Client.Delete(ctx, seed); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Delete(ctx, &proj); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "Project gone", func() error {
-		if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, &kupenstackv1.Project{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
+	deleteProject(t, ns)
 }

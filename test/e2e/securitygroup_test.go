@@ -10,7 +10,6 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -104,12 +103,7 @@ func TestSecurityGroupRulesAsSet(t *testing.T) {
 	if err := env.Client.Delete(ctx, &got); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "object gone", func() error {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(sg), &kupenstackv1.SecurityGroup{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
+	waitGone(t, &got)
 	if err := groups.Get(ctx, neutronAdmin, got.Status.ID).Err; !openstack.IsNotFound(err) {
 		t.Errorf("security group left in OpenStack: %v", err)
 	}

@@ -8,7 +8,6 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -118,18 +117,8 @@ func TestSubnetDependsOnNetwork(t *testing.T) {
 	if err := env.Client.Delete(ctx, &got); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "both gone", func() error {
-		for _, o := range []client.Object{&kupenstackv1.Subnet{}, &kupenstackv1.Network{}} {
-			key := client.ObjectKey{Namespace: ns, Name: "private-v4"}
-			if _, isNet := o.(*kupenstackv1.Network); isNet {
-				key.Name = "private"
-			}
-			if err := env.Client.Get(ctx, key, o); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s still there (%v)", key.Name, err)
-			}
-		}
-		return nil
-	})
+	waitGone(t, &got)
+	waitGone(t, net)
 	for _, err := range []error{subnets.Get(ctx, neutronAdmin, got.Status.ID).Err, networks.Get(ctx, neutronAdmin, net.Status.ID).Err} {
 		if !openstack.IsNotFound(err) {
 			t.Errorf("left behind in OpenStack: %v", err)

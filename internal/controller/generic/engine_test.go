@@ -178,11 +178,20 @@ func (fakeActuator) Observe(n *kupenstackv1.Network, r *fakeResource) (bool, str
 var (
 	cloud = &fakeCloud{resources: map[string]*fakeResource{}, failNext: map[string]error{}, failAll: map[string]error{}, calls: map[string]int{}}
 	env   = testenv.New(func(mgr ctrl.Manager) error {
-		return Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
+		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
 			Kind[*kupenstackv1.Network, fakeResource]{
 				Name: "Network", Controller: "fake-network", Actuator: fakeActuator{cloud},
 				New:     func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
 				NewList: func() client.ObjectList { return &kupenstackv1.NetworkList{} },
+			}); err != nil {
+			return err
+		}
+		// A short drift-check period, for resync_test.go.
+		return Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: 200 * time.Millisecond},
+			Kind[*kupenstackv1.Subnet, string]{
+				Name: "Subnet", Controller: "fake-subnet", Actuator: lister,
+				New:     func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
+				NewList: func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 			})
 	})
 )

@@ -1,0 +1,154 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+)
+
+// listingActuator manages Subnet objects (only a carrier here) on an in-memory map and counts
+// every call, to check what the list-based drift check costs.
+type listingActuator struct {
+	mu        sync.Mutex
+	resources map[string]string // ID -> owner UID
+	next      int
+	calls     map[string]int
+}
+
+func (a *listingActuator) count(op string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls[op]
+}
+
+func (a *listingActuator) Get(_ context.Context, _ Scope, id string) (*string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls["get"]++
+	if _, ok := a.resources[id]; !ok {
+		return nil, notFound()
+	}
+	return &id, nil
+}
+
+func (a *listingActuator) FindOwned(context.Context, Scope, *kupenstackv1.Subnet) (*string, error) {
+	return nil, nil
+}
+
+func (a *listingActuator) FindImport(context.Context, Scope, *kupenstackv1.Subnet) (*string, error) {
+	return nil, nil
+}
+
+func (a *listingActuator) Create(_ context.Context, _ Scope, s *kupenstackv1.Subnet) (*string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls["create"]++
+	a.next++
+	id := fmt.Sprintf("sub-%d", a.next)
+	a.resources[id] = string(s.UID)
+	return &id, nil
+}
+
+func (a *listingActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.Subnet, id *string) (*string, bool, error) {
+	return id, false, nil
+}
+
+func (a *listingActuator) Delete(_ context.Context, _ Scope, id *string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.resources, *id)
+	return nil
+}
+
+func (a *listingActuator) ID(id *string) string { return *id }
+
+func (a *listingActuator) Observe(*kupenstackv1.Subnet, *string) (bool, string) { return true, "" }
+
+func (a *listingActuator) ListAll(context.Context, Scope) ([]*string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls["list"]++
+	var out []*string
+	for id := range a.resources {
+		out = append(out, &id)
+	}
+	return out, nil
+}
+
+func (a *listingActuator) InSync(*kupenstackv1.Subnet, *string) bool { return true }
+
+var lister = &listingActuator{resources: map[string]string{}, calls: map[string]int{}}
+
+// TestDriftCheckCostsOneListPerProject: with many objects in sync, each drift-check round makes
+// one list call for the project and no per-object call; a resource deleted out of band is
+// found by that list and re-created, and only it.
+func TestDriftCheckCostsOneListPerProject(t *testing.T) {
+	ns := readyNamespace(t)
+	const objects = 20
+	for i := range objects {
+		s := &kupenstackv1.Subnet{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", i), Namespace: ns},
+			Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", CIDR: "10.0.0.0/24"},
+		}
+		if err := env.Client.Create(env.Ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var list kupenstackv1.SubnetList
+		if err := env.Client.List(env.Ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		ready := 0
+		for _, s := range list.Items {
+			if conditions.IsReady(s.Status.Conditions, s.Generation) {
+				ready++
+			}
+		}
+		if ready == objects {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d ready", ready, objects)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	gets, lists := lister.count("get"), lister.count("list")
+	waitCalls := func(op string, atLeast int) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for lister.count(op) < atLeast {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s calls stayed at %d", op, lister.count(op))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitCalls("list", lists+3)
+	if d := lister.count("get") - gets; d != 0 {
+		t.Fatalf("%d per-object GETs during 3 drift rounds of %d objects in sync; want 0", d, objects)
+	}
+
+	creates := lister.count("create")
+	lister.mu.Lock()
+	for id := range lister.resources { // any one of them
+		delete(lister.resources, id)
+		break
+	}
+	lister.mu.Unlock()
+	waitCalls("create", creates+1)
+	waitCalls("list", lister.count("list")+2)
+	if d := lister.count("create") - creates; d != 1 {
+		t.Fatalf("%d creates after one out-of-band deletion; want 1", d)
+	}
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(options) bool
+		wantErr string
+	}{
+		{"defaults", nil, nil, func(o options) bool {
+			return o.cloudSecret == "kupenstack-system/kupenstack-cloud" && o.cloudName == "openstack" &&
+				o.resyncPeriod == 10*time.Minute && !o.leaderElect && o.memberRole == "member"
+		}, ""},
+		{"environment", nil, map[string]string{"KUPENSTACK_CLOUD_SECRET": "ops/creds", "KUPENSTACK_CLOUD": "prod",
+			"KUPENSTACK_RESYNC_PERIOD": "90s", "KUPENSTACK_LEADER_ELECT": "true"}, func(o options) bool {
+			return o.cloudSecret == "ops/creds" && o.cloudName == "prod" && o.resyncPeriod == 90*time.Second && o.leaderElect
+		}, ""},
+		{"flags win over environment", []string{"--cloud=flag"}, map[string]string{"KUPENSTACK_CLOUD": "env"},
+			func(o options) bool { return o.cloudName == "flag" }, ""},
+		{"bad resync period in environment falls back", nil, map[string]string{"KUPENSTACK_RESYNC_PERIOD": "soon"},
+			func(o options) bool { return o.resyncPeriod == 10*time.Minute }, ""},
+		{"secret without namespace", []string{"--cloud-secret=creds"}, nil, nil, "want namespace/name"},
+		{"secret with extra slash", []string{"--cloud-secret=a/b/c"}, nil, nil, "want namespace/name"},
+		{"unknown flag", []string{"--nope"}, nil, nil, "flag provided but not defined"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(&strings.Builder{})
+			o, _, err := parseFlags(fs, tt.args, func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(o) {
+				t.Fatalf("unexpected options %+v", o)
+			}
+		})
+	}
+}

@@ -14,6 +14,8 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
 	"golang.org/x/time/rate"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -47,7 +49,7 @@ type Clients struct {
 
 	mu       sync.Mutex
 	credHash [sha256.Size]byte
-	cloud    *Cloud
+	cloud    *cloudconfig.Cloud
 	admin    *gophercloud.ProviderClient
 	projects map[string]*gophercloud.ProviderClient
 }
@@ -73,7 +75,7 @@ func (c *Clients) refresh(ctx context.Context) error {
 	if c.cloud != nil && sum == c.credHash {
 		return nil
 	}
-	cloud, err := ParseCloud(data, c.cloudName)
+	cloud, err := cloudconfig.Parse(data, c.cloudName)
 	if err != nil {
 		return err
 	}

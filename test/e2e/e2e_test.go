@@ -27,6 +27,7 @@ import (
 
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -63,14 +64,14 @@ func requireCloud(t *testing.T) {
 }
 
 // connect returns an authenticated admin provider client for the test cloud.
-func connect(t *testing.T) (*gophercloud.ProviderClient, *openstack.Cloud) {
+func connect(t *testing.T) (*gophercloud.ProviderClient, *cloudconfig.Cloud) {
 	t.Helper()
 	requireCloud(t)
 	data, err := os.ReadFile(cloudsPath)
 	if err != nil {
 		t.Fatalf("reading clouds.yaml: %v", err)
 	}
-	cloud, err := openstack.ParseCloud(data, cloudName)
+	cloud, err := cloudconfig.Parse(data, cloudName)
 	if err != nil {
 		t.Fatal(err)
 	}

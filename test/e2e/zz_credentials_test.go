@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
-	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
 )
 
 // TestNoCredentialsInStatusOrEvents runs last (file order): after every other e2e test, no Event
@@ -22,7 +22,7 @@ func TestNoCredentialsInStatusOrEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud, err := openstack.ParseCloud(data, cloudName)
+	cloud, err := cloudconfig.Parse(data, cloudName)
 	if err != nil {
 		t.Fatal(err)
 	}

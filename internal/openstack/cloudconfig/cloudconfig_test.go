@@ -1,4 +1,4 @@
-package openstack
+package cloudconfig
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ const testCloudsYAML = `clouds:
     interface: public
 `
 
-func TestParseCloud(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name, yaml, cloud, wantErr string
 	}{
@@ -31,7 +31,7 @@ func TestParseCloud(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cloud, err := ParseCloud([]byte(tt.yaml), tt.cloud)
+			cloud, err := Parse([]byte(tt.yaml), tt.cloud)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -52,12 +52,12 @@ func TestParseCloud(t *testing.T) {
 	}
 }
 
-// FuzzParseCloud: clouds.yaml is user input; parsing must never panic nor echo a secret in its error.
-func FuzzParseCloud(f *testing.F) {
+// FuzzParse: clouds.yaml is user input; parsing must never panic nor echo a secret in its error.
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(testCloudsYAML), "aio")
 	f.Add([]byte("clouds:\n  aio:\n    auth: s3cret-value\n"), "aio")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		_, err := ParseCloud(data, name)
+		_, err := Parse(data, name)
 		if err != nil && !strings.Contains(name, "s3cret-value") && strings.Contains(err.Error(), "s3cret-value") {
 			t.Fatalf("error leaks the password: %v", err)
 		}

@@ -45,7 +45,9 @@ build: ## Build the operator into bin/kupenstack.
 
 ##@ Test
 .PHONY: test
-test: tools openstack-up verify ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed).
+test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed).
+	hack/prepare-tests.sh
+	@$(MAKE) --no-print-directory verify
 	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) ./...
 	@$(MAKE) --no-print-directory fuzz
 

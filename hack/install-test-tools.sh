@@ -4,8 +4,9 @@
 #
 #   hack/install-test-tools.sh [group...]     groups: envtest (default), cluster, helm, codegen, all
 #
-#   envtest  kube-apiserver, kubectl, etcd  + bin/envtest-<k8s version>/ (KUBEBUILDER_ASSETS)
-#   cluster  kube-controller-manager, kube-scheduler, kwok + bin/kwok-stages-<version>.yaml
+#   envtest  kube-apiserver, kubectl, etcd, kube-controller-manager (namespace deletion and garbage
+#            collection in e2e) + bin/envtest-<k8s version>/ (KUBEBUILDER_ASSETS)
+#   cluster  kube-scheduler, kwok + bin/kwok-stages-<version>.yaml, for a local cluster
 #   helm     helm
 #   codegen  controller-gen
 #
@@ -110,11 +111,11 @@ helm_ldflags() {
 }
 
 envtest() {
-  build_kubernetes kube-apiserver kubectl
+  build_kubernetes kube-apiserver kubectl kube-controller-manager
   build_etcd
   local assets=$BIN/envtest-$K8S_VERSION n
   mkdir -p "$assets"
-  for n in kube-apiserver-$K8S_VERSION kubectl-$K8S_VERSION etcd-$ETCD_VERSION; do
+  for n in kube-apiserver-$K8S_VERSION kubectl-$K8S_VERSION kube-controller-manager-$K8S_VERSION etcd-$ETCD_VERSION; do
     link "$n"
     ln -sfn "../$n" "$assets/${n%-v*}" # envtest wants the plain names in one directory
   done
@@ -122,9 +123,9 @@ envtest() {
 
 cluster() {
   envtest
-  build_kubernetes kube-controller-manager kube-scheduler
+  build_kubernetes kube-scheduler
   go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "-s -w"
-  link "kube-controller-manager-$K8S_VERSION"; link "kube-scheduler-$K8S_VERSION"; link "kwok-$KWOK_VERSION"
+  link "kube-scheduler-$K8S_VERSION"; link "kwok-$KWOK_VERSION"
   kwok_stages
 }
 

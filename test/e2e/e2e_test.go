@@ -44,7 +44,7 @@ var (
 			DomainID:     "default",
 			MemberRole:   "member",
 		})
-	})
+	}).WithNamespaceDeletion()
 )
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }

@@ -83,7 +83,8 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, k *kupenstackv
 	return found, nil
 }
 
-// FindImport takes the Nova name from import.name (or import.id: key pairs have no other ID).
+// FindImport looks the key pair up by its Nova name, import.name (Nova key pairs have no ID;
+// import.id is accepted too, for names that fit the ID pattern).
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, k *kupenstackv1.KeyPair) (*keypairs.KeyPair, error) {
 	name := k.Spec.Import.Name
 	if name == "" {

@@ -154,3 +154,24 @@ func runtimeConvert(in any, out any) error {
 	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
 }
+
+// projectOf creates a first object (a Network called seed) in namespace ns, which makes the
+// namespace's OpenStack project, and returns the Project once it has its ID, with the seed.
+func projectOf(t *testing.T, ns string) (*kupenstackv1.Project, *kupenstackv1.Network) {
+	t.Helper()
+	seed := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "seed", Namespace: ns}}
+	if err := env.Client.Create(env.Ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	var proj kupenstackv1.Project
+	eventually(t, "project of "+ns, func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &proj); err != nil {
+			return err
+		}
+		if proj.Status.ID == "" {
+			return fmt.Errorf("no project ID yet")
+		}
+		return nil
+	})
+	return &proj, seed
+}

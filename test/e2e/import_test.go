@@ -29,20 +29,7 @@ func TestImportDetach(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t)
-	seed := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "seed", Namespace: ns}}
-	if err := env.Client.Create(ctx, seed); err != nil {
-		t.Fatal(err)
-	}
-	var proj kupenstackv1.Project
-	eventually(t, "project", func() error {
-		if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, &proj); err != nil {
-			return err
-		}
-		if proj.Status.ID == "" {
-			return fmt.Errorf("no project yet")
-		}
-		return nil
-	})
+	proj, seed := projectOf(t, ns)
 	sg, err := groups.Create(ctx, neutronAdmin, groups.CreateOpts{Name: "legacy-sg", ProjectID: proj.Status.ID}).Extract()
 	if err != nil {
 		t.Fatal(err)

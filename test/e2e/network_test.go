@@ -160,21 +160,7 @@ func TestNetworkImportUnmanaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t)
-	// A first object makes the namespace's project.
-	seed := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "seed", Namespace: ns}}
-	if err := env.Client.Create(ctx, seed); err != nil {
-		t.Fatal(err)
-	}
-	var proj kupenstackv1.Project
-	eventually(t, "project ready", func() error {
-		if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, &proj); err != nil {
-			return err
-		}
-		if proj.Status.ID == "" {
-			return errors.New("no project ID yet")
-		}
-		return nil
-	})
+	proj, seed := projectOf(t, ns)
 	existing, err := networks.Create(ctx, neutron, networks.CreateOpts{
 		Name: "legacy", Description: "made by hand", ProjectID: proj.Status.ID,
 	}).Extract()

@@ -13,6 +13,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=flavors,verbs=get;list;watch;update;patch
@@ -113,7 +114,7 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, f *kupenstackv
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor) (*flavors.Flavor, error) {
 	if id := f.Spec.Import.ID; id != "" {
 		fl, err := a.Get(ctx, s, id)
-		if generic.IsNotFound(err) {
+		if openstack.IsNotFound(err) {
 			return nil, nil
 		}
 		return fl, err
@@ -174,7 +175,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 	}
 	for k := range cur.ExtraSpecs {
 		if _, ok := want[k]; !ok {
-			if err := flavors.DeleteExtraSpec(ctx, sc, cur.ID, k).ExtractErr(); err != nil && !generic.IsNotFound(err) {
+			if err := flavors.DeleteExtraSpec(ctx, sc, cur.ID, k).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
 				return cur, changed, fmt.Errorf("removing extra spec %s: %w", k, err)
 			}
 			changed = true

@@ -14,6 +14,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/neutron"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=floatingips,verbs=get;list;watch;update;patch
@@ -160,7 +161,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 	}
 	if dirty {
 		updated, err := floatingips.Update(ctx, sc, cur.ID, upd).Extract()
-		if generic.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
+		if openstack.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
 			// Resolves itself once a router connects the port's subnet to the external network.
 			return cur, changed, generic.WaitFor("waiting for a router between the port's subnet and the floating IP's network", 5*time.Second)
 		}

@@ -7,16 +7,11 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // OwnerTag is the tag that marks an OpenStack resource as created for obj (by its UID), so that it
 // is found again after a crash and never mistaken for another object's.
 func OwnerTag(obj client.Object) string { return "kupenstack-uid-" + string(obj.GetUID()) }
-
-// IsNotFound says whether OpenStack answered 404.
-func IsNotFound(err error) bool { return openstack.IsNotFound(err) }
 
 // ImportMatches turns the number of resources an import-by-name filter matched into the error
 // FindImport returns: none is not an error (the engine waits), more than one is.

@@ -13,6 +13,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=keypairs,verbs=get;list;watch;update;patch
@@ -73,7 +74,7 @@ func sameKey(a, b string) bool {
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, k *kupenstackv1.KeyPair) (*keypairs.KeyPair, error) {
 	found, err := a.Get(ctx, s, NovaName(k))
 	switch {
-	case generic.IsNotFound(err):
+	case openstack.IsNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -91,7 +92,7 @@ func (a actuator) FindImport(ctx context.Context, s generic.Scope, k *kupenstack
 		name = k.Spec.Import.ID
 	}
 	found, err := a.Get(ctx, s, name)
-	if generic.IsNotFound(err) {
+	if openstack.IsNotFound(err) {
 		return nil, nil
 	}
 	return found, err

@@ -13,6 +13,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // Client is the Neutron client of the scope's project.
@@ -79,7 +80,7 @@ func FindOwned[R any](obj client.Object, name string, list func(tag, name string
 func FindImport[R any](imp *kupenstackv1.ImportSpec, get func(id string) (*R, error), list func(name string) ([]R, error)) (*R, error) {
 	if imp.ID != "" {
 		found, err := get(imp.ID)
-		if generic.IsNotFound(err) {
+		if openstack.IsNotFound(err) {
 			return nil, nil
 		}
 		return found, err

@@ -17,6 +17,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/neutron"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=routers,verbs=get;list;watch;update;patch
@@ -204,7 +205,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, r *kupenstackv1.R
 	for _, i := range cur.Interfaces {
 		have[i.SubnetID] = true
 		if !want[i.SubnetID] {
-			if _, err := routers.RemoveInterface(ctx, sc, cur.ID, routers.RemoveInterfaceOpts{PortID: i.PortID}).Extract(); err != nil && !generic.IsNotFound(err) {
+			if _, err := routers.RemoveInterface(ctx, sc, cur.ID, routers.RemoveInterfaceOpts{PortID: i.PortID}).Extract(); err != nil && !openstack.IsNotFound(err) {
 				return cur, changed, fmt.Errorf("detaching subnet %s: %w", i.SubnetID, err)
 			}
 			changed = true
@@ -232,7 +233,7 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *osRouter) erro
 		return err
 	}
 	for _, i := range res.Interfaces {
-		if _, err := routers.RemoveInterface(ctx, sc, res.ID, routers.RemoveInterfaceOpts{PortID: i.PortID}).Extract(); err != nil && !generic.IsNotFound(err) {
+		if _, err := routers.RemoveInterface(ctx, sc, res.ID, routers.RemoveInterfaceOpts{PortID: i.PortID}).Extract(); err != nil && !openstack.IsNotFound(err) {
 			return fmt.Errorf("detaching subnet %s: %w", i.SubnetID, err)
 		}
 	}

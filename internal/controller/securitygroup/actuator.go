@@ -16,6 +16,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/neutron"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=securitygroups,verbs=get;list;watch;update;patch
@@ -163,7 +164,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 			have[k] = true
 			continue
 		}
-		if err := rules.Delete(ctx, sc, r.ID).ExtractErr(); err != nil && !generic.IsNotFound(err) {
+		if err := rules.Delete(ctx, sc, r.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
 			return cur, changed, fmt.Errorf("removing rule %s: %w", r.ID, err)
 		}
 		changed = true

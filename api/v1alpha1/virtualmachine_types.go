@@ -1,0 +1,293 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PowerState is the power state a VirtualMachine should be in.
+// +kubebuilder:validation:Enum=running;stopped
+type PowerState string
+
+const (
+	PowerStateRunning PowerState = "running"
+	PowerStateStopped PowerState = "stopped"
+)
+
+// RestartPolicy says when a failed server is replaced, as for a Pod's containers.
+// +kubebuilder:validation:Enum=Always;OnFailure;Never
+type RestartPolicy string
+
+const (
+	// RestartPolicyAlways replaces a server that failed or vanished, and starts again one that
+	// stopped while powerState says running.
+	RestartPolicyAlways RestartPolicy = "Always"
+	// RestartPolicyOnFailure replaces a server that went to ERROR or vanished; a server that shut
+	// down (from inside the guest or through the Nova API) stays stopped.
+	RestartPolicyOnFailure RestartPolicy = "OnFailure"
+	// RestartPolicyNever leaves a failed server as it is and reports it Degraded.
+	RestartPolicyNever RestartPolicy = "Never"
+)
+
+// VirtualMachineSpec is the desired Nova server. References name objects of the same namespace
+// (the flavor and host aggregate are cluster-scoped). The fields that define the server (flavor,
+// boot source, key pair, NICs, user data, placement) are immutable: recreate the object to change
+// them. Name, metadata, tags, security groups, attached volumes and power state change in place.
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged VirtualMachine must import an existing server"
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.flavorRef)",message="flavorRef is required unless the server is imported"
+// +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required"
+// +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef) || !has(self.volumes) || self.volumes.all(v, v.volumeRef != self.bootVolumeRef)",message="the boot volume cannot also be in volumes"
+// +kubebuilder:validation:XValidation:rule="!(has(self.availabilityZone) && has(self.hostAggregateRef))",message="availabilityZone and hostAggregateRef are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.flavorRef) == has(self.flavorRef) && has(oldSelf.imageRef) == has(self.imageRef) && has(oldSelf.bootVolumeRef) == has(self.bootVolumeRef) && has(oldSelf.keyPairRef) == has(self.keyPairRef) && has(oldSelf.userData) == has(self.userData) && has(oldSelf.serverGroupRef) == has(self.serverGroupRef) && has(oldSelf.availabilityZone) == has(self.availabilityZone) && has(oldSelf.hostAggregateRef) == has(self.hostAggregateRef) && has(oldSelf.networks) == has(self.networks)",message="flavorRef, imageRef, bootVolumeRef, keyPairRef, userData, serverGroupRef, availabilityZone, hostAggregateRef and networks are immutable"
+type VirtualMachineSpec struct {
+	ManagedSpec `json:",inline"`
+
+	// Name of the server in Nova; defaults to the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// FlavorRef names a (cluster-scoped) Flavor object. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="flavorRef is immutable"
+	// +optional
+	FlavorRef string `json:"flavorRef,omitempty"`
+
+	// ImageRef names the Image object to boot from. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="imageRef is immutable"
+	// +optional
+	ImageRef string `json:"imageRef,omitempty"`
+
+	// BootVolumeRef names a bootable Volume object to boot from instead of an image. The volume
+	// outlives the server (and survives its replacement). Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootVolumeRef is immutable"
+	// +optional
+	BootVolumeRef string `json:"bootVolumeRef,omitempty"`
+
+	// KeyPairRef names the KeyPair object whose public key the server gets. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="keyPairRef is immutable"
+	// +optional
+	KeyPairRef string `json:"keyPairRef,omitempty"`
+
+	// Networks are the server's NICs, in order: each on a Network object (Nova makes the port) or
+	// on a Port object (which survives the server and its replacement). None: no NIC. Immutable.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networks are immutable"
+	// +listType=atomic
+	// +optional
+	Networks []VirtualMachineNIC `json:"networks,omitempty"`
+
+	// SecurityGroupRefs name SecurityGroup objects for the NICs Nova makes (a Port object's own
+	// security groups apply to it). The project's default group applies when unset.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +optional
+	SecurityGroupRefs []string `json:"securityGroupRefs,omitempty"`
+
+	// UserData for cloud-init, read from a key of a Secret in the namespace when the server is
+	// created (and when it is replaced). Immutable reference; a change of the Secret's content
+	// applies to replacements only.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="userData is immutable"
+	// +optional
+	UserData *SecretKeyRef `json:"userData,omitempty"`
+
+	// Metadata is the server's Nova metadata (key/value pairs visible to the guest).
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && size(self[k]) <= 255)",message="metadata keys and values are at most 255 characters"
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+
+	// Tags of the server in Nova (KupenStack adds its own too).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Tags []NovaTag `json:"tags,omitempty"`
+
+	// AvailabilityZone to place the server in. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="availabilityZone is immutable"
+	// +optional
+	AvailabilityZone string `json:"availabilityZone,omitempty"`
+
+	// HostAggregateRef names a HostAggregate object: the server is placed on the Kubernetes nodes
+	// that aggregate selects (through its availability zone). Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="hostAggregateRef is immutable"
+	// +optional
+	HostAggregateRef string `json:"hostAggregateRef,omitempty"`
+
+	// ServerGroupRef names a ServerGroup object whose policy places this server. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="serverGroupRef is immutable"
+	// +optional
+	ServerGroupRef string `json:"serverGroupRef,omitempty"`
+
+	// Volumes are Volume objects attached to the server, attached and detached in place.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=volumeRef
+	// +optional
+	Volumes []VirtualMachineVolume `json:"volumes,omitempty"`
+
+	// PowerState: running (default) or stopped.
+	// +kubebuilder:default=running
+	// +optional
+	PowerState PowerState `json:"powerState,omitempty"`
+
+	// RestartPolicy: when a failed server is replaced. OnFailure (default): when it goes to ERROR
+	// or is deleted outside KupenStack. Always: also when it stops while powerState is running.
+	// Never: a failed server is left as it is, Degraded.
+	// +kubebuilder:default=OnFailure
+	// +optional
+	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
+}
+
+// VirtualMachineNIC is one network interface: on a Network (Nova makes the port) or a Port.
+// +kubebuilder:validation:XValidation:rule="has(self.networkRef) != has(self.portRef)",message="a NIC needs exactly one of networkRef or portRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.fixedIP) || has(self.networkRef)",message="fixedIP applies to networkRef only; set the address on the Port"
+type VirtualMachineNIC struct {
+	// NetworkRef names a Network object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	NetworkRef string `json:"networkRef,omitempty"`
+	// PortRef names a Port object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PortRef string `json:"portRef,omitempty"`
+	// FixedIP asks for this address on the network.
+	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="fixedIP must be an IP address"
+	// +optional
+	FixedIP string `json:"fixedIP,omitempty"`
+}
+
+// VirtualMachineVolume is a Volume attached to the server.
+type VirtualMachineVolume struct {
+	// VolumeRef names a Volume object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	VolumeRef string `json:"volumeRef"`
+}
+
+// SecretKeyRef is a key of a Secret in the object's namespace.
+type SecretKeyRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// NovaTag is a tag of a Nova server. Tags starting with "kupenstack-" are KupenStack's own.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=60
+// +kubebuilder:validation:XValidation:rule="!self.startsWith('kupenstack-')",message="tags starting with kupenstack- are reserved"
+// +kubebuilder:validation:XValidation:rule="!self.contains(',') && !self.contains('/')",message="Nova tags cannot contain ',' or '/'"
+type NovaTag string
+
+// VirtualMachineAddress is an address of the server on one network.
+type VirtualMachineAddress struct {
+	Network string `json:"network"`
+	Address string `json:"address"`
+	// Type: fixed or floating.
+	Type string `json:"type,omitempty"`
+	MAC  string `json:"mac,omitempty"`
+}
+
+// VirtualMachineResourceStatus is what Nova reports for the server.
+type VirtualMachineResourceStatus struct {
+	Name string `json:"name,omitempty"`
+	// Status is Nova's server status: BUILD, ACTIVE, SHUTOFF, ERROR, ...
+	Status string `json:"status,omitempty"`
+	// TaskState is what Nova is doing to the server (spawning, powering-off, ...), if anything.
+	TaskState string `json:"taskState,omitempty"`
+	// PowerState as the hypervisor reports it: Running, Shutdown, ...
+	PowerState string `json:"powerState,omitempty"`
+	// Host is the compute host (the Kubernetes node) running the server.
+	Host             string                  `json:"host,omitempty"`
+	AvailabilityZone string                  `json:"availabilityZone,omitempty"`
+	Addresses        []VirtualMachineAddress `json:"addresses,omitempty"`
+	FlavorName       string                  `json:"flavorName,omitempty"`
+	ImageID          string                  `json:"imageID,omitempty"`
+	// VolumeIDs are the volumes attached to the server.
+	VolumeIDs []string          `json:"volumeIDs,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Tags      []string          `json:"tags,omitempty"`
+	// Fault is Nova's message for a server in ERROR.
+	Fault string `json:"fault,omitempty"`
+}
+
+// VirtualMachineStatus is the observed state of a VirtualMachine.
+type VirtualMachineStatus struct {
+	ManagedStatus `json:",inline"`
+	// Resource is the server as Nova last reported it.
+	// +optional
+	Resource *VirtualMachineResourceStatus `json:"resource,omitempty"`
+	// RestartCount is how many times the server was replaced or restarted by its restartPolicy.
+	// +optional
+	RestartCount int32 `json:"restartCount,omitempty"`
+	// ConsecutiveFailures counts failures since the server was last healthy for a while; the
+	// delay before the next replacement grows with it.
+	// +optional
+	ConsecutiveFailures int32 `json:"consecutiveFailures,omitempty"`
+	// LastRestartTime is when the server was last replaced or restarted.
+	// +optional
+	LastRestartTime *metav1.Time `json:"lastRestartTime,omitempty"`
+	// LastFailureReason says why the server was last replaced or restarted.
+	// +optional
+	LastFailureReason string `json:"lastFailureReason,omitempty"`
+	// AppliedPowerState is the powerState the operator last acted on.
+	// +optional
+	AppliedPowerState PowerState `json:"appliedPowerState,omitempty"`
+}
+
+// VirtualMachine is a Nova server in the namespace's project, replaced when it fails according to
+// its restartPolicy.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vm;osvm,categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.resource.status`
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.resource.addresses[0].address`
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
+// +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.status.resource.host`,priority=1
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VirtualMachine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VirtualMachineSpec   `json:"spec"`
+	Status VirtualMachineStatus `json:"status,omitempty"`
+}
+
+// GetManagedSpec returns the management settings.
+func (v *VirtualMachine) GetManagedSpec() *ManagedSpec { return &v.Spec.ManagedSpec }
+
+// GetManagedStatus returns the common status.
+func (v *VirtualMachine) GetManagedStatus() *ManagedStatus { return &v.Status.ManagedStatus }
+
+// VirtualMachineList is a list of VirtualMachines.
+// +kubebuilder:object:root=true
+type VirtualMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VirtualMachine `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VirtualMachine{}, &VirtualMachineList{})
+}

@@ -52,7 +52,7 @@ type ServerGroupStatus struct {
 // where only KupenStack creates resources.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=ossg;servergroup,categories=openstack
+// +kubebuilder:resource:shortName=ossrvgrp,categories=openstack
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
 // +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.status.resource.policy`

@@ -29,6 +29,7 @@ type options struct {
 	leaderElectionNS       string
 	cloudSecret, cloudName string
 	resyncPeriod           time.Duration
+	vmHealthPeriod         time.Duration
 	domainID, memberRole   string
 	apiQPS                 float64
 	apiBurst               int
@@ -56,6 +57,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"which cloud of that clouds.yaml to manage [KUPENSTACK_CLOUD]")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", envDuration(getenv, "KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
 		"default period of the drift check of OpenStack resources; 0 turns it off [KUPENSTACK_RESYNC_PERIOD]")
+	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration(getenv, "KUPENSTACK_VM_HEALTH_PERIOD", 30*time.Second),
+		"how often the servers of each project are listed to find failed or vanished VMs [KUPENSTACK_VM_HEALTH_PERIOD]")
 	fs.StringVar(&o.domainID, "project-domain", env("KUPENSTACK_PROJECT_DOMAIN", "default"),
 		"ID of the Keystone domain in which namespaces' projects are created [KUPENSTACK_PROJECT_DOMAIN]")
 	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
@@ -129,7 +132,7 @@ func run() error {
 		opts.cloudName, opts.apiQPS, opts.apiBurst)
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupAll(ctx, mgr, controller.Options{
-		Clients: clients, ResyncPeriod: opts.resyncPeriod, DomainID: opts.domainID, MemberRole: opts.memberRole,
+		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, DomainID: opts.domainID, MemberRole: opts.memberRole,
 	}); err != nil {
 		return err
 	}

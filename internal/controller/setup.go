@@ -15,13 +15,17 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/flavor"
 	"github.com/kupenstack/kupenstack/internal/controller/floatingip"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/hostaggregate"
+	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/controller/keypair"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/port"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
 	"github.com/kupenstack/kupenstack/internal/controller/router"
 	"github.com/kupenstack/kupenstack/internal/controller/securitygroup"
+	"github.com/kupenstack/kupenstack/internal/controller/servergroup"
 	"github.com/kupenstack/kupenstack/internal/controller/subnet"
+	"github.com/kupenstack/kupenstack/internal/controller/virtualmachine"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -31,6 +35,8 @@ type Options struct {
 	Clients *openstack.Clients
 	// ResyncPeriod is the default drift-check period of OpenStack resources.
 	ResyncPeriod time.Duration
+	// VMHealthPeriod is how often each project's servers are listed to find failed VMs.
+	VMHealthPeriod time.Duration
 	// DomainID is the Keystone domain of the projects made for namespaces.
 	DomainID string
 	// MemberRole is the role the operator's user gets in each project.
@@ -47,6 +53,9 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.PortList{} },
 	func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 	func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
+	func() client.ObjectList { return &kupenstackv1.ImageList{} },
+	func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
+	func() client.ObjectList { return &kupenstackv1.VirtualMachineList{} },
 }
 
 // SetupAll registers all controllers with mgr.
@@ -77,6 +86,10 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"floatingip", func() error { return floatingip.Setup(ctx, mgr, engine) }},
 		{"keypair", func() error { return keypair.Setup(ctx, mgr, engine) }},
 		{"flavor", func() error { return flavor.Setup(ctx, mgr, engine) }},
+		{"image", func() error { return image.Setup(ctx, mgr, engine) }},
+		{"servergroup", func() error { return servergroup.Setup(ctx, mgr, engine) }},
+		{"hostaggregate", func() error { return hostaggregate.Setup(ctx, mgr, engine) }},
+		{"virtualmachine", func() error { return virtualmachine.Setup(ctx, mgr, engine, o.VMHealthPeriod) }},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

@@ -196,6 +196,16 @@ func (c *Clients) Compute(ctx context.Context, projectID string) (*gophercloud.S
 	return c.serviceClient(ctx, projectID, "compute", gcopenstack.NewComputeV2)
 }
 
+// Image is the Glance client scoped to projectID.
+func (c *Clients) Image(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, projectID, "image", gcopenstack.NewImageV2)
+}
+
+// BlockStorage is the Cinder (v3) client scoped to projectID.
+func (c *Clients) BlockStorage(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, projectID, "block-storage", gcopenstack.NewBlockStorageV3)
+}
+
 // meteredTransport rate-limits every request and records its metrics.
 type meteredTransport struct {
 	next     http.RoundTripper

@@ -13,6 +13,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	novaclient "github.com/kupenstack/kupenstack/internal/controller/nova"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -53,13 +54,7 @@ func name(f *kupenstackv1.Flavor) string {
 // nova is the admin compute client; microversion 2.61 returns extra specs with each flavor and
 // 2.55 allows description updates.
 func nova(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
-	sc, err := s.Clients.Compute(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	c := *sc
-	c.Microversion = "2.61"
-	return &c, nil
+	return novaclient.ClientFor(ctx, s, "", "2.61")
 }
 
 func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*flavors.Flavor, error) {

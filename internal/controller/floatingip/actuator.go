@@ -120,7 +120,7 @@ func first(found []floatingips.FloatingIP) *floatingips.FloatingIP {
 }
 
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP) (*floatingips.FloatingIP, error) {
-	return neutron.FindImport(f.Spec.Import,
+	return generic.FindImport(f.Spec.Import,
 		func(id string) (*floatingips.FloatingIP, error) { return a.Get(ctx, s, id) },
 		// A floating IP's "name" is its address.
 		func(name string) ([]floatingips.FloatingIP, error) {

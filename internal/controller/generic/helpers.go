@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // OwnerTag is the tag that marks an OpenStack resource as created for obj (by its UID), so that it
@@ -20,6 +23,22 @@ func ImportMatches(n int, err error) error {
 		return err
 	}
 	return InvalidConfig(fmt.Sprintf("import by name matches %d resources; import by id instead", n))
+}
+
+// FindImport returns the resource spec.import names: by ID (nil when 404) or by a unique name.
+func FindImport[R any](imp *kupenstackv1.ImportSpec, get func(id string) (*R, error), list func(name string) ([]R, error)) (*R, error) {
+	if imp.ID != "" {
+		found, err := get(imp.ID)
+		if openstack.IsNotFound(err) {
+			return nil, nil
+		}
+		return found, err
+	}
+	found, err := list(imp.Name)
+	if err != nil || len(found) != 1 {
+		return nil, ImportMatches(len(found), err)
+	}
+	return &found[0], nil
 }
 
 // invalidConfigError is a problem with the spec that only shows once OpenStack is asked.

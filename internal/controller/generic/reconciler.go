@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
@@ -90,6 +91,38 @@ type Kind[O Object, R any] struct {
 	// ClusterScoped kinds (flavors) are cloud-wide: they act with the operator's admin scope,
 	// not in a namespace's project.
 	ClusterScoped bool
+	// ListPeriod, when set, is the kind's own period for the list-based check instead of the
+	// operator-wide ResyncPeriod (VMs are checked for failures far more often).
+	ListPeriod time.Duration
+	// Watches are other objects whose changes wake objects of this kind.
+	Watches []Watch
+}
+
+// Watch wakes the objects Map returns whenever an Object of its type changes.
+type Watch struct {
+	Object client.Object
+	Map    handler.MapFunc
+}
+
+// Healer is implemented by kinds whose failed resources are replaced (VirtualMachine). The
+// engine asks it what to do when a managed resource has failed or was deleted outside KupenStack.
+type Healer[O Object, R any] interface {
+	// Failure says why res has failed and needs replacing; "" when it has not.
+	Failure(obj O, res *R) string
+	// Heal decides about a failure. When it says Replace, it has recorded the restart in obj's
+	// status; the engine then deletes the failed resource and creates a new one.
+	Heal(obj O, failure string, now time.Time) HealDecision
+}
+
+// HealDecision is what a Healer decided about a failure.
+type HealDecision struct {
+	// Replace now.
+	Replace bool
+	// After, when not replacing now, is when to decide again (backoff); 0 means the failure stays
+	// (restart policy Never).
+	After time.Duration
+	// Message says what happened and what comes next, for the Event and the conditions.
+	Message string
 }
 
 // Reconciler runs a Kind's Actuator.
@@ -216,6 +249,11 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 		res, err := r.Actuator.Get(ctx, s, st.ID)
 		switch {
 		case err == nil:
+			if healer, ok := r.Actuator.(Healer[O, R]); ok && managed && spec.Import == nil {
+				if failure := healer.Failure(obj, res); failure != "" {
+					return nil, r.heal(ctx, s, obj, res, healer.Heal(obj, failure, time.Now()))
+				}
+			}
 			return res, outcome{}
 		case !openstack.IsNotFound(err):
 			return nil, errorOutcome(err)
@@ -223,14 +261,24 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
 				Message: fmt.Sprintf("the imported %s %s no longer exists in OpenStack", r.Name, st.ID)}}
 		}
-		driftRepairs.WithLabelValues(r.Name).Inc()
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate",
-			"%s %s was deleted outside KupenStack; creating it again", r.Name, st.ID)
-		st.ID = ""
 		if spec.Import != nil {
+			st.ID = ""
 			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
 				Message: fmt.Sprintf("the imported %s was deleted in OpenStack", r.Name)}}
 		}
+		if healer, ok := r.Actuator.(Healer[O, R]); ok {
+			d := healer.Heal(obj, fmt.Sprintf("%s %s was deleted outside KupenStack", r.Name, st.ID), time.Now())
+			if !d.Replace {
+				return nil, notReplaced(d)
+			}
+			heals.WithLabelValues(r.Name).Inc()
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "Replacing", "Recreate", "%s", d.Message)
+		} else {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate",
+				"%s %s was deleted outside KupenStack; creating it again", r.Name, st.ID)
+		}
+		driftRepairs.WithLabelValues(r.Name).Inc()
+		st.ID = ""
 	}
 
 	var res *R
@@ -271,6 +319,33 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 	return res, outcome{}
 }
 
+// heal carries out a Healer's decision about a failed resource: it deletes it (the next pass
+// creates the replacement; FindOwned must not return a resource that is being deleted), or
+// reports why it stays.
+func (r *Reconciler[O, R]) heal(ctx context.Context, s Scope, obj O, res *R, d HealDecision) outcome {
+	if !d.Replace {
+		r.Actuator.Observe(obj, res)
+		return notReplaced(d)
+	}
+	if err := r.Actuator.Delete(ctx, s, res); err != nil && !openstack.IsNotFound(err) {
+		return errorOutcome(err)
+	}
+	heals.WithLabelValues(r.Name).Inc()
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "Replacing", "Replace", "%s", d.Message)
+	r.Actuator.Observe(obj, res)
+	obj.GetManagedStatus().ID = ""
+	return outcome{state: conditions.State{Waiting: d.Message}, requeue: time.Second}
+}
+
+// notReplaced is the outcome of a failure that is not (yet) repaired: backing off, or left as
+// it is by the restart policy.
+func notReplaced(d HealDecision) outcome {
+	if d.After > 0 {
+		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: d.Message}, requeue: d.After}
+	}
+	return outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError, Message: d.Message}}
+}
+
 // resolveDependencies finds the OpenStack IDs of the objects obj refers to, or says which one
 // it is waiting for.
 func (r *Reconciler[O, R]) resolveDependencies(ctx context.Context, obj O) (map[string]string, string, error) {
@@ -278,7 +353,11 @@ func (r *Reconciler[O, R]) resolveDependencies(ctx context.Context, obj O) (map[
 	for _, dep := range r.Dependencies {
 		for _, name := range dep.Names(obj) {
 			ref := dep.New()
-			err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, ref)
+			key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}
+			if dep.ClusterScoped {
+				key.Namespace = ""
+			}
+			err := r.Client.Get(ctx, key, ref)
 			if apierrors.IsNotFound(err) {
 				return nil, fmt.Sprintf("waiting for %s/%s to be created", dep.Kind, name), nil
 			}

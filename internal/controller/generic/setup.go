@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,9 +34,13 @@ var (
 		Name: "kupenstack_drift_repairs_total",
 		Help: "OpenStack resources brought back in line with their object (updated or re-created), by kind.",
 	}, []string{"kind"})
+	heals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kupenstack_heals_total",
+		Help: "Failed or vanished resources replaced by their restart policy, by kind.",
+	}, []string{"kind"})
 )
 
-func init() { metrics.Registry.MustRegister(resyncLists, driftRepairs) }
+func init() { metrics.Registry.MustRegister(resyncLists, driftRepairs, heals) }
 
 // Dependency declares that objects of one kind refer by name to objects of another kind in the
 // same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
@@ -48,6 +53,8 @@ type Dependency[O Object] struct {
 	New func() Object
 	// Names lists the names obj refers to.
 	Names func(obj O) []string
+	// ClusterScoped: the referenced kind is cluster-scoped (Flavor), so names are cluster-wide.
+	ClusterScoped bool
 }
 
 func indexKey(kind string) string { return "kupenstack.io/ref-" + kind }
@@ -140,7 +147,11 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 		})
 	}
 
-	if lister, ok := r.Actuator.(Lister[O, R]); ok && r.ResyncPeriod > 0 {
+	for _, w := range kind.Watches {
+		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map))
+	}
+
+	if lister, ok := r.Actuator.(Lister[O, R]); ok && r.listPeriod() > 0 {
 		events := make(chan event.GenericEvent, 1024)
 		b = b.WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{}))
 		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events}); err != nil {
@@ -178,8 +189,16 @@ type resyncer[O Object, R any] struct {
 	events chan event.GenericEvent
 }
 
+// listPeriod is the period of the kind's list-based check.
+func (r *Reconciler[O, R]) listPeriod() time.Duration {
+	if r.ListPeriod > 0 {
+		return r.ListPeriod
+	}
+	return r.ResyncPeriod
+}
+
 func (rs *resyncer[O, R]) Start(ctx context.Context) error {
-	ticker := time.NewTicker(rs.r.ResyncPeriod)
+	ticker := time.NewTicker(rs.r.listPeriod())
 	defer ticker.Stop()
 	for {
 		select {
@@ -231,12 +250,20 @@ func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string
 	_ = meta.EachListItem(objs, func(o runtime.Object) error {
 		obj := o.(O)
 		id := obj.GetManagedStatus().ID
-		if id == "" || obj.GetManagedSpec().ResyncPeriod != nil {
-			return nil // not created yet, or checked on its own period
+		if id == "" || obj.GetManagedSpec().ResyncPeriod != nil || unrecoverable(obj) {
+			return nil // not created yet, checked on its own period, or waiting for a spec change
 		}
 		if res, ok := byID[id]; !ok || !rs.lister.InSync(obj, res) {
 			rs.events <- event.GenericEvent{Object: obj}
 		}
 		return nil
 	})
+}
+
+// unrecoverable says whether obj is Degraded for a reason only a spec change can fix: checking it
+// again would only repeat the same Warning.
+func unrecoverable(obj Object) bool {
+	c := meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionDegraded)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonUnrecoverableError &&
+		c.ObservedGeneration == obj.GetGeneration()
 }

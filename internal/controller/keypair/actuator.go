@@ -13,6 +13,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	novaclient "github.com/kupenstack/kupenstack/internal/controller/nova"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -44,13 +45,7 @@ var (
 
 // nova returns the compute client; microversion 2.2 brings key pair types (x509).
 func nova(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
-	sc, err := s.Clients.Compute(ctx, s.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	c := *sc
-	c.Microversion = "2.2"
-	return &c, nil
+	return novaclient.Client(ctx, s, "2.2")
 }
 
 func (actuator) Get(ctx context.Context, s generic.Scope, name string) (*keypairs.KeyPair, error) {

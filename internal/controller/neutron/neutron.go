@@ -13,7 +13,6 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
-	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // Client is the Neutron client of the scope's project.
@@ -74,22 +73,6 @@ func FindOwned[R any](obj client.Object, name string, list func(tag, name string
 		}
 	}
 	return nil, nil
-}
-
-// FindImport returns the resource spec.import names: by ID (nil when 404) or by a unique name.
-func FindImport[R any](imp *kupenstackv1.ImportSpec, get func(id string) (*R, error), list func(name string) ([]R, error)) (*R, error) {
-	if imp.ID != "" {
-		found, err := get(imp.ID)
-		if openstack.IsNotFound(err) {
-			return nil, nil
-		}
-		return found, err
-	}
-	found, err := list(imp.Name)
-	if err != nil || len(found) != 1 {
-		return nil, generic.ImportMatches(len(found), err)
-	}
-	return &found[0], nil
 }
 
 // Pointers turns a slice into pointers to its elements.
@@ -155,7 +138,7 @@ func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (
 // FindImport does not filter by project: an import may name anything the project can see, such
 // as the cloud's shared external network.
 func (r Resource[O, R]) FindImport(ctx context.Context, s generic.Scope, obj O) (*R, error) {
-	return FindImport(obj.GetManagedSpec().Import,
+	return generic.FindImport(obj.GetManagedSpec().Import,
 		func(id string) (*R, error) { return r.Get(ctx, s, id) },
 		func(name string) ([]R, error) { return r.list(ctx, s, Filter{Name: name}) })
 }

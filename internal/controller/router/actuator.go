@@ -133,7 +133,7 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, r *kupenstackv
 }
 
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) (*osRouter, error) {
-	res, err := neutron.FindImport(r.Spec.Import,
+	res, err := generic.FindImport(r.Spec.Import,
 		func(id string) (*routers.Router, error) {
 			sc, err := neutron.Client(ctx, s)
 			if err != nil {

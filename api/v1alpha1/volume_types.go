@@ -1,0 +1,131 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VolumeSpec is the desired Cinder volume. It can grow (Cinder extends it) but never shrink; its
+// type, availability zone and image are fixed at creation.
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Volume must import an existing volume"
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.sizeGiB)",message="sizeGiB is required unless the volume is imported"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.sizeGiB) || has(self.sizeGiB)",message="sizeGiB cannot be removed"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.imageRef) == has(self.imageRef)",message="imageRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.volumeType) == has(self.volumeType)",message="volumeType is immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.availabilityZone) == has(self.availabilityZone)",message="availabilityZone is immutable"
+type VolumeSpec struct {
+	ManagedSpec `json:",inline"`
+
+	// Name in Cinder; defaults to the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Description of the volume.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// SizeGiB of the volume. It may grow (the volume is extended, also while attached) but
+	// never shrink.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="sizeGiB can grow but never shrink"
+	// +optional
+	SizeGiB int `json:"sizeGiB,omitempty"`
+
+	// VolumeType in Cinder (name or ID); the cloud's default when unset. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="volumeType is immutable"
+	// +optional
+	VolumeType string `json:"volumeType,omitempty"`
+
+	// ImageRef names an Image object of the namespace whose data the volume starts with (a
+	// bootable volume); the volume waits until the Image is Ready, and the Image cannot be deleted
+	// while the Volume refers to it. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="imageRef is immutable"
+	// +optional
+	ImageRef string `json:"imageRef,omitempty"`
+
+	// AvailabilityZone of the volume; Cinder chooses when unset. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="availabilityZone is immutable"
+	// +optional
+	AvailabilityZone string `json:"availabilityZone,omitempty"`
+
+	// Metadata of the volume in Cinder; reconciled as a whole (KupenStack adds its own key).
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && !k.startsWith('kupenstack-'))",message="metadata keys starting with kupenstack- are reserved"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="metadata values must be at most 255 characters"
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// VolumeAttachmentStatus is one attachment of the volume to a server.
+type VolumeAttachmentStatus struct {
+	ServerID string `json:"serverID"`
+	Device   string `json:"device,omitempty"`
+}
+
+// VolumeResourceStatus is what Cinder reports for the volume.
+type VolumeResourceStatus struct {
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Status in Cinder: creating, downloading, available, in-use, extending, error, ...
+	Status           string                   `json:"status,omitempty"`
+	SizeGiB          int                      `json:"sizeGiB,omitempty"`
+	VolumeType       string                   `json:"volumeType,omitempty"`
+	AvailabilityZone string                   `json:"availabilityZone,omitempty"`
+	Bootable         bool                     `json:"bootable"`
+	ImageID          string                   `json:"imageID,omitempty"`
+	Attachments      []VolumeAttachmentStatus `json:"attachments,omitempty"`
+	Metadata         map[string]string        `json:"metadata,omitempty"`
+}
+
+// VolumeStatus is the observed state of a Volume.
+type VolumeStatus struct {
+	ManagedStatus `json:",inline"`
+	// Resource is the volume as Cinder last reported it.
+	// +optional
+	Resource *VolumeResourceStatus `json:"resource,omitempty"`
+}
+
+// Volume is a Cinder volume in the namespace's project.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=osvol,categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.resource.status`
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.resource.sizeGiB`
+// +kubebuilder:printcolumn:name="Bootable",type=boolean,JSONPath=`.status.resource.bootable`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Volume struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VolumeSpec   `json:"spec"`
+	Status VolumeStatus `json:"status,omitempty"`
+}
+
+// GetManagedSpec returns the management settings.
+func (v *Volume) GetManagedSpec() *ManagedSpec { return &v.Spec.ManagedSpec }
+
+// GetManagedStatus returns the common status.
+func (v *Volume) GetManagedStatus() *ManagedStatus { return &v.Status.ManagedStatus }
+
+// VolumeList is a list of Volumes.
+// +kubebuilder:object:root=true
+type VolumeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Volume `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Volume{}, &VolumeList{})
+}

@@ -1,0 +1,304 @@
+// Package hostaggregate maps the HostAggregate kind to a Nova host aggregate whose hosts follow
+// the labels of the Kubernetes nodes.
+package hostaggregate
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/aggregates"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/services"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/nova"
+)
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=hostaggregates,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=hostaggregates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=hostaggregates/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+
+// ownerKey is the aggregate metadata key that marks an aggregate as created for an object.
+const ownerKey = "kupenstack:owner-uid"
+
+// Setup registers the HostAggregate controller: node label changes re-compute every aggregate's
+// hosts (there are few aggregates).
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	kube := mgr.GetClient()
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.HostAggregate, aggregates.Aggregate]{
+		Name:          "HostAggregate",
+		Controller:    "hostaggregate",
+		Actuator:      actuator{kube: kube},
+		New:           func() *kupenstackv1.HostAggregate { return &kupenstackv1.HostAggregate{} },
+		NewList:       func() client.ObjectList { return &kupenstackv1.HostAggregateList{} },
+		ClusterScoped: true,
+		Watches: []generic.Watch{{Object: &corev1.Node{}, Map: func(ctx context.Context, _ client.Object) []reconcile.Request {
+			var list kupenstackv1.HostAggregateList
+			if err := kube.List(ctx, &list); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "listing host aggregates for a node change")
+				return nil
+			}
+			reqs := make([]reconcile.Request, len(list.Items))
+			for i, a := range list.Items {
+				reqs[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: a.Name}}
+			}
+			return reqs
+		}}},
+	})
+}
+
+type actuator struct{ kube client.Reader }
+
+var (
+	_ generic.Actuator[*kupenstackv1.HostAggregate, aggregates.Aggregate] = actuator{}
+	_ generic.Lister[*kupenstackv1.HostAggregate, aggregates.Aggregate]   = actuator{}
+)
+
+func compute(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
+	return nova.ClientFor(ctx, s, "", "2.41")
+}
+
+// Zone is the availability zone the aggregate exposes.
+func Zone(a *kupenstackv1.HostAggregate) string {
+	if a.Spec.AvailabilityZone != "" {
+		return a.Spec.AvailabilityZone
+	}
+	return a.Name
+}
+
+func numericID(id string) (int, error) {
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		return 0, generic.InvalidConfig(fmt.Sprintf("host aggregate IDs are numbers, not %q", id))
+	}
+	return n, nil
+}
+
+func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*aggregates.Aggregate, error) {
+	n, err := numericID(id)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := compute(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return aggregates.Get(ctx, sc, n).Extract()
+}
+
+func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*aggregates.Aggregate, error) {
+	sc, err := compute(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := aggregates.List(sc).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := aggregates.ExtractAggregates(pages)
+	out := make([]*aggregates.Aggregate, len(found))
+	for i := range found {
+		out[i] = &found[i]
+	}
+	return out, err
+}
+
+func (a actuator) byName(ctx context.Context, s generic.Scope, name string) ([]aggregates.Aggregate, error) {
+	all, err := a.ListAll(ctx, s)
+	var out []aggregates.Aggregate
+	for _, agg := range all {
+		if agg.Name == name {
+			out = append(out, *agg)
+		}
+	}
+	return out, err
+}
+
+// FindOwned finds the aggregate carrying this object's UID. Nova aggregate names are unique, so
+// one of the object's name without the mark belongs to someone else: never taken over silently.
+func (a actuator) FindOwned(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregates.Aggregate, error) {
+	found, err := a.byName(ctx, s, h.Name)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	if found[0].Metadata[ownerKey] != string(h.UID) {
+		return nil, generic.InvalidConfig(fmt.Sprintf("Nova already has a host aggregate named %s; import it or rename the object", h.Name))
+	}
+	return &found[0], nil
+}
+
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregates.Aggregate, error) {
+	return generic.FindImport(h.Spec.Import,
+		func(id string) (*aggregates.Aggregate, error) { return a.Get(ctx, s, id) },
+		func(name string) ([]aggregates.Aggregate, error) { return a.byName(ctx, s, name) })
+}
+
+// Create creates the aggregate with its zone and owner mark; hosts and metadata follow in Update.
+func (actuator) Create(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregates.Aggregate, error) {
+	sc, err := compute(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := aggregates.Create(ctx, sc, aggregates.CreateOpts{Name: h.Name, AvailabilityZone: Zone(h)}).Extract()
+	if err != nil {
+		return nil, err
+	}
+	// Not atomic with the create: a crash in between leaves an unmarked aggregate of this name,
+	// which FindOwned then refuses; the owner sees InvalidConfiguration and can import it.
+	return aggregates.SetMetadata(ctx, sc, agg.ID, aggregates.SetMetadataOpts{Metadata: map[string]any{ownerKey: string(h.UID)}}).Extract()
+}
+
+// wantHosts are the selected nodes that Nova knows as compute hosts, and the selected nodes.
+func (a actuator) wantHosts(ctx context.Context, sc *gophercloud.ServiceClient, h *kupenstackv1.HostAggregate) ([]string, []string, error) {
+	var nodes corev1.NodeList
+	if err := a.kube.List(ctx, &nodes, client.MatchingLabels(h.Spec.NodeSelector)); err != nil {
+		return nil, nil, err
+	}
+	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute"}).AllPages(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	computes, err := services.ExtractServices(pages)
+	if err != nil {
+		return nil, nil, err
+	}
+	known := map[string]bool{}
+	for _, c := range computes {
+		known[c.Host] = true
+	}
+	var hosts, selected []string
+	for _, n := range nodes.Items {
+		selected = append(selected, n.Name)
+		if known[n.Name] {
+			hosts = append(hosts, n.Name)
+		}
+	}
+	slices.Sort(hosts)
+	slices.Sort(selected)
+	return hosts, selected, nil
+}
+
+func wantMetadata(h *kupenstackv1.HostAggregate) map[string]string {
+	want := maps.Clone(h.Spec.Metadata)
+	if want == nil {
+		want = map[string]string{}
+	}
+	want[ownerKey] = string(h.UID)
+	want["availability_zone"] = Zone(h)
+	return want
+}
+
+// Update makes the zone, metadata and hosts match: hosts are exactly the selected compute nodes.
+func (a actuator) Update(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate, cur *aggregates.Aggregate) (*aggregates.Aggregate, bool, error) {
+	sc, err := compute(ctx, s)
+	if err != nil {
+		return cur, false, err
+	}
+	hosts, selected, err := a.wantHosts(ctx, sc, h)
+	if err != nil {
+		return cur, false, err
+	}
+	h.Status.SelectedNodes = selected
+	h.Status.NodesWithoutCompute = nil
+	for _, n := range selected {
+		if !slices.Contains(hosts, n) {
+			h.Status.NodesWithoutCompute = append(h.Status.NodesWithoutCompute, n)
+		}
+	}
+	changed := false
+	if Zone(h) != cur.AvailabilityZone {
+		if _, err := aggregates.Update(ctx, sc, cur.ID, aggregates.UpdateOpts{AvailabilityZone: Zone(h)}).Extract(); err != nil {
+			return cur, false, fmt.Errorf("setting the availability zone: %w", err)
+		}
+		changed = true
+	}
+	want := wantMetadata(h)
+	patch := map[string]any{}
+	for k, v := range want {
+		if cur.Metadata[k] != v {
+			patch[k] = v
+		}
+	}
+	for k := range cur.Metadata {
+		if _, ok := want[k]; !ok {
+			patch[k] = nil // removes the key
+		}
+	}
+	if len(patch) > 0 {
+		if _, err := aggregates.SetMetadata(ctx, sc, cur.ID, aggregates.SetMetadataOpts{Metadata: patch}).Extract(); err != nil {
+			return cur, changed, fmt.Errorf("setting the metadata: %w", err)
+		}
+		changed = true
+	}
+	for _, host := range cur.Hosts {
+		if !slices.Contains(hosts, host) {
+			if _, err := aggregates.RemoveHost(ctx, sc, cur.ID, aggregates.RemoveHostOpts{Host: host}).Extract(); err != nil {
+				return cur, changed, fmt.Errorf("removing host %s: %w", host, err)
+			}
+			changed = true
+		}
+	}
+	for _, host := range hosts {
+		if !slices.Contains(cur.Hosts, host) {
+			if _, err := aggregates.AddHost(ctx, sc, cur.ID, aggregates.AddHostOpts{Host: host}).Extract(); err != nil {
+				return cur, changed, fmt.Errorf("adding host %s: %w", host, err)
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return cur, false, nil
+	}
+	updated, err := aggregates.Get(ctx, sc, cur.ID).Extract()
+	return updated, true, err
+}
+
+// Delete removes the hosts first: Nova refuses to delete an aggregate that has any.
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *aggregates.Aggregate) error {
+	sc, err := compute(ctx, s)
+	if err != nil {
+		return err
+	}
+	for _, host := range res.Hosts {
+		if _, err := aggregates.RemoveHost(ctx, sc, res.ID, aggregates.RemoveHostOpts{Host: host}).Extract(); err != nil {
+			return fmt.Errorf("removing host %s: %w", host, err)
+		}
+	}
+	return aggregates.Delete(ctx, sc, res.ID).ExtractErr()
+}
+
+func (actuator) ID(res *aggregates.Aggregate) string { return strconv.Itoa(res.ID) }
+
+// InSync compares what the list shows without asking Kubernetes: node changes have their own
+// watch.
+func (actuator) InSync(h *kupenstackv1.HostAggregate, res *aggregates.Aggregate) bool {
+	if h.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+		return true
+	}
+	seen := h.Status.Resource
+	return seen != nil && res.AvailabilityZone == Zone(h) && slices.Equal(sortedCopy(res.Hosts), seen.Hosts) &&
+		maps.Equal(res.Metadata, wantMetadata(h))
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+func (actuator) Observe(h *kupenstackv1.HostAggregate, res *aggregates.Aggregate) (bool, string) {
+	h.Status.Resource = &kupenstackv1.HostAggregateResourceStatus{
+		Name: res.Name, AvailabilityZone: res.AvailabilityZone, Hosts: sortedCopy(res.Hosts), Metadata: res.Metadata,
+	}
+	return true, ""
+}

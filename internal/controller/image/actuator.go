@@ -1,0 +1,296 @@
+// Package image maps the Image kind to Glance images; the operator uploads their data itself.
+package image
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/openstack"
+)
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=images,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=images/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=images/finalizers,verbs=update
+
+// Setup registers the Image controller.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Image, images.Image]{
+		Name:       "Image",
+		Controller: "image",
+		Actuator:   actuator{},
+		New:        func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
+		NewList:    func() client.ObjectList { return &kupenstackv1.ImageList{} },
+	})
+}
+
+type actuator struct{}
+
+var (
+	_ generic.Actuator[*kupenstackv1.Image, images.Image] = actuator{}
+	_ generic.Lister[*kupenstackv1.Image, images.Image]   = actuator{}
+)
+
+func glance(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
+	return s.Clients.Image(ctx, s.ProjectID)
+}
+
+func name(i *kupenstackv1.Image) string {
+	if i.Spec.Name != "" {
+		return i.Spec.Name
+	}
+	return i.Name
+}
+
+// tags are the tags the image should carry: the user's plus the owner tag, sorted.
+func tags(i *kupenstackv1.Image) []string {
+	out := []string{generic.OwnerTag(i)}
+	for _, t := range i.Spec.Tags {
+		out = append(out, string(t))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// glanceKeys are the keys of Glance's image representation that are not user properties.
+var glanceKeys = map[string]bool{
+	"os_hash_algo": true, "os_hash_value": true, "stores": true, "direct_url": true, "locations": true,
+	"owner_specified.openstack.md5": true, "owner_specified.openstack.sha256": true, "owner_specified.openstack.object": true,
+}
+
+// properties are the image's user properties, as strings.
+func properties(res *images.Image) map[string]string {
+	out := map[string]string{}
+	for k, v := range res.Properties {
+		if glanceKeys[k] || strings.HasPrefix(k, "os_glance") {
+			continue
+		}
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*images.Image, error) {
+	sc, err := glance(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return images.Get(ctx, sc, id).Extract()
+}
+
+func list(ctx context.Context, s generic.Scope, opts images.ListOpts) ([]images.Image, error) {
+	sc, err := glance(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := images.List(sc, opts).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return images.ExtractImages(pages)
+}
+
+// FindOwned finds the image tagged for this object: Glance takes the tags in the create call, so
+// an image created for it always carries the tag.
+func (actuator) FindOwned(ctx context.Context, s generic.Scope, i *kupenstackv1.Image) (*images.Image, error) {
+	found, err := list(ctx, s, images.ListOpts{Owner: s.ProjectID, Tags: []string{generic.OwnerTag(i)}})
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	return &found[0], nil
+}
+
+// FindImport looks the image up by ID, or by a name unique among the images the project can
+// see: its own, the cloud's public ones and those shared with it.
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, i *kupenstackv1.Image) (*images.Image, error) {
+	if id := i.Spec.Import.ID; id != "" {
+		found, err := a.Get(ctx, s, id)
+		if openstack.IsNotFound(err) {
+			return nil, nil
+		}
+		return found, err
+	}
+	found, err := list(ctx, s, images.ListOpts{Name: i.Spec.Import.Name})
+	if err != nil || len(found) != 1 {
+		return nil, generic.ImportMatches(len(found), err)
+	}
+	return &found[0], nil
+}
+
+// Create registers the image (queued, without data); Update uploads the data.
+func (actuator) Create(ctx context.Context, s generic.Scope, i *kupenstackv1.Image) (*images.Image, error) {
+	sc, err := glance(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	visibility := images.ImageVisibility(i.Spec.Visibility)
+	return images.Create(ctx, sc, images.CreateOpts{
+		Name:            name(i),
+		Visibility:      &visibility,
+		Tags:            tags(i),
+		DiskFormat:      i.Spec.DiskFormat,
+		ContainerFormat: i.Spec.ContainerFormat,
+		MinDisk:         i.Spec.MinDiskGiB,
+		MinRAM:          i.Spec.MinRAMMiB,
+		Properties:      i.Spec.Properties,
+	}).Extract()
+}
+
+// Update uploads the data of a queued image (also one left queued by a crash or a failed
+// upload), then brings the mutable fields in line with one JSON patch.
+func (a actuator) Update(ctx context.Context, s generic.Scope, i *kupenstackv1.Image, cur *images.Image) (*images.Image, bool, error) {
+	sc, err := glance(ctx, s)
+	if err != nil {
+		return nil, false, err
+	}
+	uploaded := false
+	switch {
+	case cur.Status == images.ImageStatusKilled:
+		// Glance failed to store the data; the image is unusable. Delete it: the next pass
+		// creates it again.
+		if err := images.Delete(ctx, sc, cur.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
+			return cur, false, err
+		}
+		return cur, false, generic.WaitFor("Glance failed to store the image data (status killed); creating the image again", 5*time.Second)
+	case cur.Status == images.ImageStatusQueued && i.Spec.Source != nil:
+		if err := upload(ctx, sc, cur.ID, i.Spec.Source); err != nil {
+			return cur, false, err
+		}
+		if cur, err = a.Get(ctx, s, cur.ID); err != nil {
+			return nil, true, err
+		}
+		uploaded = true
+	}
+	patch := a.patch(i, cur)
+	if len(patch) == 0 {
+		return cur, uploaded, nil
+	}
+	updated, err := images.Update(ctx, sc, cur.ID, patch).Extract()
+	if err != nil {
+		return cur, uploaded, err
+	}
+	return updated, true, nil
+}
+
+// patch lists the changes that bring res in line with the spec.
+func (actuator) patch(i *kupenstackv1.Image, res *images.Image) images.UpdateOpts {
+	var patch images.UpdateOpts
+	if want := name(i); res.Name != want {
+		patch = append(patch, images.ReplaceImageName{NewName: want})
+	}
+	if want := images.ImageVisibility(i.Spec.Visibility); want != "" && res.Visibility != want {
+		patch = append(patch, images.UpdateVisibility{Visibility: want})
+	}
+	if res.MinDiskGigabytes != i.Spec.MinDiskGiB {
+		patch = append(patch, images.ReplaceImageMinDisk{NewMinDisk: i.Spec.MinDiskGiB})
+	}
+	if res.MinRAMMegabytes != i.Spec.MinRAMMiB {
+		patch = append(patch, images.ReplaceImageMinRam{NewMinRam: i.Spec.MinRAMMiB})
+	}
+	if want := tags(i); !sameSet(want, res.Tags) {
+		patch = append(patch, images.ReplaceImageTags{NewTags: want})
+	}
+	have := properties(res)
+	for _, k := range slices.Sorted(maps.Keys(i.Spec.Properties)) {
+		v, ok := have[k]
+		switch {
+		case !ok:
+			patch = append(patch, property{op: "add", name: k, value: i.Spec.Properties[k]})
+		case v != i.Spec.Properties[k]:
+			patch = append(patch, property{op: "replace", name: k, value: i.Spec.Properties[k]})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := i.Spec.Properties[k]; !ok {
+			patch = append(patch, property{op: "remove", name: k})
+		}
+	}
+	return patch
+}
+
+// property is a JSON patch operation on one property (gophercloud's does not escape the name).
+type property struct{ op, name, value string }
+
+func (p property) ToImagePatchMap() map[string]any {
+	m := map[string]any{"op": p.op, "path": "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(p.name)}
+	if p.op != "remove" {
+		m["value"] = p.value
+	}
+	return m
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *images.Image) error {
+	sc, err := glance(ctx, s)
+	if err != nil {
+		return err
+	}
+	return images.Delete(ctx, sc, res.ID).ExtractErr()
+}
+
+func (actuator) ID(res *images.Image) string { return res.ID }
+
+// ListAll lists every image the project can see (its own, public and shared ones), so that
+// imported images are checked too.
+func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*images.Image, error) {
+	found, err := list(ctx, s, images.ListOpts{})
+	out := make([]*images.Image, len(found))
+	for i := range found {
+		out[i] = &found[i]
+	}
+	return out, err
+}
+
+// InSync: an image still waiting for its data, or whose mutable fields differ, is not.
+func (a actuator) InSync(i *kupenstackv1.Image, res *images.Image) bool {
+	if i.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+		return true
+	}
+	return res.Status != images.ImageStatusQueued && len(a.patch(i, res)) == 0
+}
+
+func (actuator) Observe(i *kupenstackv1.Image, res *images.Image) (bool, string) {
+	hashAlgo, _ := res.Properties["os_hash_algo"].(string)
+	hashValue, _ := res.Properties["os_hash_value"].(string)
+	i.Status.Resource = &kupenstackv1.ImageResourceStatus{
+		Name:            res.Name,
+		Status:          string(res.Status),
+		Visibility:      string(res.Visibility),
+		DiskFormat:      res.DiskFormat,
+		ContainerFormat: res.ContainerFormat,
+		Size:            res.SizeBytes,
+		Checksum:        res.Checksum,
+		HashAlgo:        hashAlgo,
+		HashValue:       hashValue,
+		MinDiskGiB:      res.MinDiskGigabytes,
+		MinRAMMiB:       res.MinRAMMegabytes,
+		Owner:           res.Owner,
+		Properties:      properties(res),
+		Tags:            res.Tags,
+	}
+	switch res.Status {
+	case images.ImageStatusActive:
+		return true, ""
+	case images.ImageStatusQueued:
+		return false, "the image has no data yet"
+	case images.ImageStatusSaving:
+		return false, "Glance is saving the image data"
+	}
+	return false, "image status is " + string(res.Status)
+}

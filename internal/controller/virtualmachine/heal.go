@@ -1,0 +1,57 @@
+package virtualmachine
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+)
+
+// Backoff is how long a VM waits between replacements of a server that keeps failing: the first
+// replacement is immediate, the next after Initial, then twice as long each time up to Max. The
+// count starts again once the VM went HealthyAfter without a failure.
+type Backoff struct {
+	Initial, Max, HealthyAfter time.Duration
+}
+
+// DefaultBackoff: 10 s, 20 s, 40 s ... 5 min; reset after 10 min without a failure.
+var DefaultBackoff = Backoff{Initial: 10 * time.Second, Max: 5 * time.Minute, HealthyAfter: 10 * time.Minute}
+
+// delay is the wait before the next replacement after consecutive earlier ones.
+func (b Backoff) delay(consecutive int32) time.Duration {
+	if consecutive <= 0 {
+		return 0
+	}
+	d := b.Initial
+	for i := int32(1); i < consecutive && d < b.Max; i++ {
+		d *= 2
+	}
+	return min(d, b.Max)
+}
+
+// decide is the heal state machine: given the VM's restart policy and restart history, replace
+// the failed server now (recording the restart in the status), later, or never.
+func (b Backoff) decide(vm *kupenstackv1.VirtualMachine, failure string, now time.Time) generic.HealDecision {
+	st := &vm.Status
+	if vm.Spec.RestartPolicy == kupenstackv1.RestartPolicyNever {
+		return generic.HealDecision{Message: failure + "; restartPolicy Never leaves it as it is"}
+	}
+	if st.LastRestartTime != nil && now.Sub(st.LastRestartTime.Time) >= b.HealthyAfter {
+		st.ConsecutiveFailures = 0 // it was healthy long enough: start the backoff over
+	}
+	if st.LastRestartTime != nil {
+		if wait := st.LastRestartTime.Add(b.delay(st.ConsecutiveFailures)).Sub(now); wait > 0 {
+			return generic.HealDecision{After: wait, Message: fmt.Sprintf("%s; replacing it in %s (backoff after %d replacements in a row)",
+				failure, wait.Round(time.Second), st.ConsecutiveFailures)}
+		}
+	}
+	st.RestartCount++
+	st.ConsecutiveFailures++
+	st.LastRestartTime = &metav1.Time{Time: now}
+	st.LastFailureReason = failure
+	st.AppliedPowerState = kupenstackv1.PowerStateRunning // a new server starts running
+	return generic.HealDecision{Replace: true, Message: fmt.Sprintf("%s; replacing it (restart %d)", failure, st.RestartCount)}
+}

@@ -116,6 +116,27 @@ func TestCreateValidation(t *testing.T) {
 		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
 		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
 		{"router gateway without network", "Router", "  externalGateway: {}\n", "spec.externalGateway.networkRef"},
+		// Image.
+		{"image ok", "Image", "  source: {url: 'https://images.example/jammy.img', sha256: " + strings.Repeat("aB", 32) + "}\n  diskFormat: raw\n  visibility: community\n  properties: {hw_disk_bus: scsi, os_distro: ubuntu}\n", ""},
+		{"image without source", "Image", "  diskFormat: raw\n", "source is required unless the image is imported"},
+		{"image imported", "Image", "  managementPolicy: unmanaged\n  import: {name: aio-tiny}\n", ""},
+		{"image unmanaged without import", "Image", "  managementPolicy: unmanaged\n  source: {url: 'http://h/a'}\n", "an unmanaged Image must import an existing image"},
+		{"image ftp url", "Image", "  source: {url: 'ftp://images.example/a.img'}\n", "url must be an http or https URL"},
+		{"image url not a url", "Image", "  source: {url: 'images.example/a.img'}\n", "url must be an http or https URL"},
+		{"image bad sha256", "Image", "  source: {url: 'http://h/a.img', sha256: abc}\n", "spec.source.sha256"},
+		{"image public", "Image", "  source: {url: 'http://h/a.img'}\n  visibility: public\n", `Unsupported value: "public"`},
+		{"image bad disk format", "Image", "  source: {url: 'http://h/a.img'}\n  diskFormat: zip\n", `Unsupported value: "zip"`},
+		{"image reserved property", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {visibility: public}\n", "properties must not set Glance's own image attributes"},
+		{"image os_glance property", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {os_glance_import_task: x}\n", "properties must not set Glance's own image attributes"},
+		{"image long property value", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {a: " + strings.Repeat("v", 256) + "}\n", "property values must be at most 255 characters"},
+		// Volume.
+		{"volume ok", "Volume", "  sizeGiB: 10\n  volumeType: fast\n  imageRef: jammy\n  availabilityZone: nova\n  metadata: {team: a}\n", ""},
+		{"volume without size", "Volume", "  volumeType: fast\n", "sizeGiB is required unless the volume is imported"},
+		{"volume imported", "Volume", "  managementPolicy: unmanaged\n  import: {name: data}\n", ""},
+		{"volume unmanaged without import", "Volume", "  managementPolicy: unmanaged\n  sizeGiB: 1\n", "an unmanaged Volume must import an existing volume"},
+		{"volume zero size", "Volume", "  sizeGiB: 0\n", "spec.sizeGiB"},
+		{"volume reserved metadata", "Volume", "  sizeGiB: 1\n  metadata: {kupenstack-owner-uid: x}\n", "metadata keys starting with kupenstack- are reserved"},
+		{"volume long metadata value", "Volume", "  sizeGiB: 1\n  metadata: {a: " + strings.Repeat("v", 256) + "}\n", "metadata values must be at most 255 characters"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
@@ -172,5 +193,58 @@ func TestKeyPairNameWithoutDots(t *testing.T) {
 	err := env.Client.Create(env.Ctx, obj, client.DryRunAll)
 	if err == nil || !strings.Contains(err.Error(), "Nova key pair names cannot contain dots") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// TestImageVolumeUpdates: the update rules of Image and Volume, each rejected with its message
+// and accepted when the change is allowed.
+func TestImageVolumeUpdates(t *testing.T) {
+	ensureNamespace(t)
+	const img = "  source: {url: 'http://h/a.img'}\n  diskFormat: raw\n"
+	const vol = "  sizeGiB: 2\n  volumeType: fast\n  imageRef: jammy\n  availabilityZone: nova\n"
+	for _, tt := range []struct {
+		name, kind, spec string
+		path             []string
+		value            any // nil removes the field
+		wantErr          string
+	}{
+		{"image source url", "Image", img, []string{"source", "url"}, "http://h/b.img", "source is immutable"},
+		{"image source removed", "Image", img, []string{"source"}, nil, "source is immutable"},
+		{"image disk format", "Image", img, []string{"diskFormat"}, "qcow2", "diskFormat is immutable"},
+		{"image container format", "Image", img, []string{"containerFormat"}, "ovf", "containerFormat is immutable"},
+		{"image properties change", "Image", img, []string{"properties"}, map[string]any{"hw_disk_bus": "scsi"}, ""},
+		{"image visibility change", "Image", img, []string{"visibility"}, "shared", ""},
+		{"volume shrinks", "Volume", vol, []string{"sizeGiB"}, int64(1), "sizeGiB can grow but never shrink"},
+		{"volume grows", "Volume", vol, []string{"sizeGiB"}, int64(3), ""},
+		{"volume size removed", "Volume", vol, []string{"sizeGiB"}, nil, "sizeGiB cannot be removed"},
+		{"volume type", "Volume", vol, []string{"volumeType"}, "slow", "volumeType is immutable"},
+		{"volume type removed", "Volume", vol, []string{"volumeType"}, nil, "volumeType is immutable"},
+		{"volume image", "Volume", vol, []string{"imageRef"}, "focal", "imageRef is immutable"},
+		{"volume image removed", "Volume", vol, []string{"imageRef"}, nil, "imageRef is immutable"},
+		{"volume zone", "Volume", vol, []string{"availabilityZone"}, "az2", "availabilityZone is immutable"},
+		{"volume zone removed", "Volume", vol, []string{"availabilityZone"}, nil, "availabilityZone is immutable"},
+		{"volume description and metadata", "Volume", vol, []string{"metadata"}, map[string]any{"team": "b"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decode(t, tt.kind, tt.spec)
+			obj.SetName(strings.ReplaceAll(tt.name, " ", "-"))
+			if err := env.Client.Create(env.Ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
+			path := append([]string{"spec"}, tt.path...)
+			if tt.value == nil {
+				unstructured.RemoveNestedField(obj.Object, path...)
+			} else if err := unstructured.SetNestedField(obj.Object, tt.value, path...); err != nil {
+				t.Fatal(err)
+			}
+			err := env.Client.Update(env.Ctx, obj)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("rejected an allowed change: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("update error = %v, want %q", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -186,6 +186,14 @@ var (
 			}); err != nil {
 			return err
 		}
+		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
+			Kind[*kupenstackv1.KeyPair, string]{
+				Name: "KeyPair", Controller: "fake-keypair", Actuator: healActuator{healFake},
+				New:     func() *kupenstackv1.KeyPair { return &kupenstackv1.KeyPair{} },
+				NewList: func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
+			}); err != nil {
+			return err
+		}
 		// A short drift-check period, for resync_test.go.
 		return Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: 200 * time.Millisecond},
 			Kind[*kupenstackv1.Subnet, string]{

@@ -168,7 +168,7 @@ func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 	}
 	before := obj.DeepCopyObject().(O)
-	out := r.reconcileNormal(ctx, obj)
+	out := r.reconcileNormal(ctx, obj, before)
 	if out.state.Reason != "" {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, out.state.Reason, "Reconcile", "%s", out.state.Message)
 	}
@@ -199,7 +199,8 @@ func (r *Reconciler[O, R]) scope(ctx context.Context, namespace string) (Scope, 
 	return Scope{Clients: r.Clients, ProjectID: p.Status.ID}, "", nil
 }
 
-func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O) outcome {
+// reconcileNormal brings OpenStack in line with obj; before is obj as this pass found it.
+func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O) outcome {
 	s, waiting, err := r.scope(ctx, obj.GetNamespace())
 	if err != nil {
 		return errorOutcome(err)
@@ -214,7 +215,7 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O) outcome {
 		// The watch on the referenced kind wakes this object when that changes.
 		return outcome{state: conditions.State{Waiting: waiting}}
 	}
-	res, out := r.getOrCreate(ctx, s, obj)
+	res, out := r.getOrCreate(ctx, s, obj, before)
 	if res == nil {
 		return out
 	}
@@ -242,7 +243,7 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O) outcome {
 
 // getOrCreate finds the object's OpenStack resource, or creates it. A nil resource means the
 // pass ends with the returned outcome.
-func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R, outcome) {
+func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, before O) (*R, outcome) {
 	spec, st := obj.GetManagedSpec(), obj.GetManagedStatus()
 	managed := spec.ManagementPolicy != kupenstackv1.ManagementPolicyUnmanaged
 	if st.ID != "" {
@@ -310,8 +311,9 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O) (*R,
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Created", "Create", "created %s %s", r.Name, r.Actuator.ID(res))
 		}
 	}
-	// Persist the ID at once, in its own patch: everything after this may fail.
-	before := obj.DeepCopyObject().(O)
+	// Persist the ID at once: everything after this may fail. The patch is against the object as
+	// the pass found it, so it also carries what the pass changed so far (a heal's restart
+	// count): the API server's answer replaces obj, and would otherwise drop those changes.
 	st.ID = r.Actuator.ID(res)
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return nil, outcome{err: err}

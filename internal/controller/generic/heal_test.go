@@ -1,0 +1,194 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+// healCloud is a fake server API where a test can make a resource fail; KeyPair objects are the
+// carrier. The policy is read from the object's "policy" label: never, backoff, or replace.
+type healCloud struct {
+	mu       sync.Mutex
+	failed   map[string]bool // ID -> failed
+	deleted  []string
+	nextID   int
+	decision map[string]int // object name -> Heal calls
+}
+
+var healFake = &healCloud{failed: map[string]bool{}, decision: map[string]int{}}
+
+type healActuator struct{ c *healCloud }
+
+func (a healActuator) Get(_ context.Context, _ Scope, id string) (*string, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	if _, ok := a.c.failed[id]; !ok {
+		return nil, notFound()
+	}
+	return &id, nil
+}
+func (healActuator) FindOwned(context.Context, Scope, *kupenstackv1.KeyPair) (*string, error) {
+	return nil, nil
+}
+func (healActuator) FindImport(context.Context, Scope, *kupenstackv1.KeyPair) (*string, error) {
+	return nil, nil
+}
+func (a healActuator) Create(_ context.Context, _ Scope, k *kupenstackv1.KeyPair) (*string, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	a.c.nextID++
+	id := fmt.Sprintf("%s-%d", k.Name, a.c.nextID)
+	a.c.failed[id] = false
+	return &id, nil
+}
+func (healActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.KeyPair, cur *string) (*string, bool, error) {
+	return cur, false, nil
+}
+func (a healActuator) Delete(_ context.Context, _ Scope, id *string) error {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	delete(a.c.failed, *id)
+	a.c.deleted = append(a.c.deleted, *id)
+	return nil
+}
+func (healActuator) ID(id *string) string { return *id }
+// Observe keeps the heal count that Heal writes into the status (a VM's restart count stands in).
+func (healActuator) Observe(k *kupenstackv1.KeyPair, id *string) (bool, string) {
+	heals := ""
+	if k.Status.Resource != nil {
+		heals = k.Status.Resource.Fingerprint
+	}
+	k.Status.Resource = &kupenstackv1.KeyPairResourceStatus{Name: *id, Fingerprint: heals}
+	return true, ""
+}
+func (a healActuator) Failure(_ *kupenstackv1.KeyPair, id *string) string {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	if a.c.failed[*id] {
+		return *id + " failed"
+	}
+	return ""
+}
+func (a healActuator) Heal(k *kupenstackv1.KeyPair, failure string, _ time.Time) HealDecision {
+	a.c.mu.Lock()
+	a.c.decision[k.Name]++
+	calls := a.c.decision[k.Name]
+	a.c.mu.Unlock()
+	record := func() {
+		heals := 0
+		if k.Status.Resource != nil {
+			fmt.Sscanf(k.Status.Resource.Fingerprint, "heals=%d", &heals)
+		} else {
+			k.Status.Resource = &kupenstackv1.KeyPairResourceStatus{}
+		}
+		k.Status.Resource.Fingerprint = fmt.Sprintf("heals=%d", heals+1)
+	}
+	switch k.Labels["policy"] {
+	case "never":
+		return HealDecision{Message: failure + "; left"}
+	case "backoff":
+		if calls == 1 { // the first decision waits, the next replaces
+			return HealDecision{After: 300 * time.Millisecond, Message: failure + "; later"}
+		}
+	}
+	record()
+	return HealDecision{Replace: true, Message: failure + "; replacing"}
+}
+
+func (c *healCloud) fail(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failed[id] = true
+}
+
+func (c *healCloud) exists(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.failed[id]
+	return ok
+}
+
+func waitKeyPair(t *testing.T, key client.ObjectKey, what string, ok func(*kupenstackv1.KeyPair) bool) *kupenstackv1.KeyPair {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var k kupenstackv1.KeyPair
+		err := env.Client.Get(env.Ctx, key, &k)
+		if err == nil && ok(&k) {
+			return &k
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: err=%v status=%+v", what, err, k.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestHealing drives the engine's healing hook: a failed resource is deleted and replaced, left
+// alone with Degraded, or replaced after a backoff; a vanished one is replaced too.
+func TestHealing(t *testing.T) {
+	ns := readyNamespace(t)
+	for _, policy := range []string{"replace", "never", "backoff"} {
+		t.Run(policy, func(t *testing.T) {
+			k := &kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: policy, Namespace: ns, Labels: map[string]string{"policy": policy}},
+				Spec: kupenstackv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA test"}}
+			// A short per-object check period is what notices the failure here (VMs use a list).
+			k.Spec.ResyncPeriod = &metav1.Duration{Duration: 100 * time.Millisecond}
+			if err := env.Client.Create(env.Ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			key := client.ObjectKeyFromObject(k)
+			first := waitKeyPair(t, key, "created", func(k *kupenstackv1.KeyPair) bool {
+				return k.Status.ID != "" && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
+			}).Status.ID
+			healFake.fail(first)
+
+			if policy == "never" {
+				got := waitKeyPair(t, key, "degraded", func(k *kupenstackv1.KeyPair) bool {
+					return meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionDegraded)
+				})
+				if c := meta.FindStatusCondition(got.Status.Conditions, kupenstackv1.ConditionDegraded); c.Reason != kupenstackv1.ReasonUnrecoverableError || c.Message != first+" failed; left" {
+					t.Errorf("degraded %+v", c)
+				}
+				time.Sleep(300 * time.Millisecond)
+				if !healFake.exists(first) || got.Status.ID != first {
+					t.Fatalf("the failed resource was replaced under policy never")
+				}
+				return
+			}
+			if policy == "backoff" {
+				waitKeyPair(t, key, "backing off", func(k *kupenstackv1.KeyPair) bool {
+					c := meta.FindStatusCondition(k.Status.Conditions, kupenstackv1.ConditionDegraded)
+					return c != nil && c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonTransientError
+				})
+			}
+			second := waitKeyPair(t, key, "replaced", func(k *kupenstackv1.KeyPair) bool {
+				return k.Status.ID != "" && k.Status.ID != first && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
+			}).Status.ID
+			if healFake.exists(first) {
+				t.Errorf("failed resource %s not deleted", first)
+			}
+
+			// Vanished: deleted outside KupenStack; replaced through the same decision.
+			if err := (healActuator{healFake}).Delete(env.Ctx, Scope{}, &second); err != nil {
+				t.Fatal(err)
+			}
+			third := waitKeyPair(t, key, "re-created", func(k *kupenstackv1.KeyPair) bool {
+				return k.Status.ID != "" && k.Status.ID != second && healFake.exists(k.Status.ID)
+			})
+			// The heal recorded in the status survives the pass that also creates the replacement.
+			if got := third.Status.Resource.Fingerprint; got != "heals=2" {
+				t.Errorf("heal count in status %q, want heals=2", got)
+			}
+		})
+	}
+}

@@ -61,6 +61,7 @@ func (a healActuator) Delete(_ context.Context, _ Scope, id *string) error {
 	return nil
 }
 func (healActuator) ID(id *string) string { return *id }
+
 // Observe keeps the heal count that Heal writes into the status (a VM's restart count stands in).
 func (healActuator) Observe(k *kupenstackv1.KeyPair, id *string) (bool, string) {
 	heals := ""

@@ -26,6 +26,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/servergroup"
 	"github.com/kupenstack/kupenstack/internal/controller/subnet"
 	"github.com/kupenstack/kupenstack/internal/controller/virtualmachine"
+	"github.com/kupenstack/kupenstack/internal/controller/volume"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -54,6 +55,7 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 	func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
 	func() client.ObjectList { return &kupenstackv1.ImageList{} },
+	func() client.ObjectList { return &kupenstackv1.VolumeList{} },
 	func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
 	func() client.ObjectList { return &kupenstackv1.VirtualMachineList{} },
 }
@@ -87,6 +89,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"keypair", func() error { return keypair.Setup(ctx, mgr, engine) }},
 		{"flavor", func() error { return flavor.Setup(ctx, mgr, engine) }},
 		{"image", func() error { return image.Setup(ctx, mgr, engine) }},
+		{"volume", func() error { return volume.Setup(ctx, mgr, engine) }},
 		{"servergroup", func() error { return servergroup.Setup(ctx, mgr, engine) }},
 		{"hostaggregate", func() error { return hostaggregate.Setup(ctx, mgr, engine) }},
 		{"virtualmachine", func() error { return virtualmachine.Setup(ctx, mgr, engine, o.VMHealthPeriod) }},

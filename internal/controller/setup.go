@@ -36,6 +36,8 @@ type Options struct {
 	Clients *openstack.Clients
 	// ResyncPeriod is the default drift-check period of OpenStack resources.
 	ResyncPeriod time.Duration
+	// Workers is how many objects of each kind are reconciled at once.
+	Workers int
 	// VMHealthPeriod is how often each project's servers are listed to find failed VMs.
 	VMHealthPeriod time.Duration
 	// DomainID is the Keystone domain of the projects made for namespaces.
@@ -63,7 +65,7 @@ var resourceLists = []func() client.ObjectList{
 // SetupAll registers all controllers with mgr.
 func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	c := mgr.GetClient()
-	engine := generic.Options{Clients: o.Clients, ResyncPeriod: o.ResyncPeriod, Registry: generic.NewRegistry()}
+	engine := generic.Options{Clients: o.Clients, ResyncPeriod: o.ResyncPeriod, Registry: generic.NewRegistry(), Workers: o.Workers}
 	setups := []struct {
 		name  string
 		setup func() error

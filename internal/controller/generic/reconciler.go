@@ -75,6 +75,9 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Registry connects the kinds of one manager (for deletion guards).
 	Registry *Registry
+	// Workers is how many objects of one kind are reconciled at once (1 when unset). OpenStack
+	// calls take long, so one slow server must not hold up every other VM.
+	Workers int
 }
 
 // Kind describes one OpenStack resource kind to the engine.

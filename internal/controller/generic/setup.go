@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -158,7 +159,7 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			return err
 		}
 	}
-	return b.Complete(r)
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).Complete(r)
 }
 
 // requestsIn lists the kind's objects in namespace (optionally filtered) as reconcile requests.

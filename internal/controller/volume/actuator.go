@@ -5,13 +5,17 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
@@ -30,6 +34,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		Actuator:   actuator{},
 		New:        func() *kupenstackv1.Volume { return &kupenstackv1.Volume{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.VolumeList{} },
+		// Attaching and detaching happen through VirtualMachines: a VM's change (its spec, or the
+		// attachments in its status) refreshes the Volumes it names or has attached.
+		Watches: []generic.Watch{{Object: &kupenstackv1.VirtualMachine{}, Map: volumesOfVM(mgr.GetClient())}},
 		Dependencies: []generic.Dependency[*kupenstackv1.Volume]{
 			{Kind: "Image", New: func() generic.Object { return &kupenstackv1.Image{} }, Names: func(v *kupenstackv1.Volume) []string {
 				if v.Spec.ImageRef == "" {
@@ -43,6 +50,36 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 
 // OwnerKey is the metadata key that marks a volume as created for a Volume object (its UID):
 // Cinder volumes have no tags. A volume without it is never adopted.
+// volumesOfVM maps a VirtualMachine to its Volumes: those its spec names and those attached.
+func volumesOfVM(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		vm := o.(*kupenstackv1.VirtualMachine)
+		names := map[string]bool{}
+		if vm.Spec.BootVolumeRef != "" {
+			names[vm.Spec.BootVolumeRef] = true
+		}
+		for _, v := range vm.Spec.Volumes {
+			names[v.VolumeRef] = true
+		}
+		if r := vm.Status.Resource; r != nil && len(r.VolumeIDs) > 0 {
+			var list kupenstackv1.VolumeList
+			if err := c.List(ctx, &list, client.InNamespace(vm.Namespace)); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "listing volumes for a VM change")
+			}
+			for _, v := range list.Items {
+				if v.Status.ID != "" && slices.Contains(r.VolumeIDs, v.Status.ID) {
+					names[v.Name] = true
+				}
+			}
+		}
+		reqs := make([]reconcile.Request, 0, len(names))
+		for n := range names {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: vm.Namespace, Name: n}})
+		}
+		return reqs
+	}
+}
+
 const OwnerKey = "kupenstack-owner-uid"
 
 type actuator struct{}

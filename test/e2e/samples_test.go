@@ -20,7 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// readObjects decodes the namespaced KupenStack objects of a sample file.
+// readObjects decodes the objects of a sample file.
 func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -36,14 +36,15 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		if len(obj.Object) > 0 && obj.GetNamespace() != "" {
+		if len(obj.Object) > 0 {
 			out = append(out, obj)
 		}
 	}
 }
 
-// TestSamples applies every namespaced object of config/samples (into a fresh namespace) and
-// waits until each is Ready against the real cloud, then deletes them all at once.
+// TestSamples applies every object of config/samples (the namespaced ones into a fresh
+// namespace) and waits until each KupenStack object is Ready against the real cloud, then
+// deletes them all at once.
 func TestSamples(t *testing.T) {
 	requireCloud(t)
 	ns := newNamespace(t)
@@ -56,12 +57,17 @@ func TestSamples(t *testing.T) {
 		objs = append(objs, readObjects(t, f)...)
 	}
 	for _, o := range objs {
-		o.SetNamespace(ns)
+		if o.GetNamespace() != "" {
+			o.SetNamespace(ns)
+		}
 		if err := env.Client.Create(env.Ctx, o); err != nil {
 			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
 	for _, o := range objs {
+		if o.GroupVersionKind().Group != kupenstackv1.GroupVersion.Group {
+			continue
+		}
 		eventually(t, o.GetKind()+"/"+o.GetName()+" ready", func() error {
 			got := &unstructured.Unstructured{}
 			got.SetGroupVersionKind(o.GroupVersionKind())

@@ -48,8 +48,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	})
 }
 
-// OwnerKey is the metadata key that marks a volume as created for a Volume object (its UID):
-// Cinder volumes have no tags. A volume without it is never adopted.
 // volumesOfVM maps a VirtualMachine to its Volumes: those its spec names and those attached.
 func volumesOfVM(c client.Reader) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -80,6 +78,8 @@ func volumesOfVM(c client.Reader) handler.MapFunc {
 	}
 }
 
+// OwnerKey is the metadata key that marks a volume as created for a Volume object (its UID):
+// Cinder volumes have no tags. A volume without it is never adopted.
 const OwnerKey = "kupenstack-owner-uid"
 
 type actuator struct{}

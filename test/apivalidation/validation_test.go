@@ -29,7 +29,7 @@ func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
 	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 		t.Fatalf("test case is not YAML: %v", err)
 	}
-	if kind == "Flavor" { // cluster-scoped
+	if kind == "Flavor" || kind == "HostAggregate" { // cluster-scoped
 		obj.SetNamespace("")
 	}
 	return obj
@@ -137,6 +137,41 @@ func TestCreateValidation(t *testing.T) {
 		{"volume zero size", "Volume", "  sizeGiB: 0\n", "spec.sizeGiB"},
 		{"volume reserved metadata", "Volume", "  sizeGiB: 1\n  metadata: {kupenstack-owner-uid: x}\n", "metadata keys starting with kupenstack- are reserved"},
 		{"volume long metadata value", "Volume", "  sizeGiB: 1\n  metadata: {a: " + strings.Repeat("v", 256) + "}\n", "metadata values must be at most 255 characters"},
+		// VirtualMachine.
+		{"vm ok", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  keyPairRef: k\n  networks: [{networkRef: net, fixedIP: 10.0.0.5}, {portRef: p}]\n  securityGroupRefs: [web]\n  volumes: [{volumeRef: a}, {volumeRef: b}]\n  userData: {name: s, key: k}\n  metadata: {role: web}\n  tags: [web]\n  serverGroupRef: g\n  hostAggregateRef: ssd\n  powerState: stopped\n  restartPolicy: Always\n", ""},
+		{"vm boot from volume", "VirtualMachine", "  flavorRef: f\n  bootVolumeRef: root\n  availabilityZone: nova\n", ""},
+		{"vm imported", "VirtualMachine", "  managementPolicy: unmanaged\n  import: {name: legacy}\n", ""},
+		{"vm unmanaged without import", "VirtualMachine", "  managementPolicy: unmanaged\n  flavorRef: f\n  imageRef: i\n", "an unmanaged VirtualMachine must import an existing server"},
+		{"vm without flavor", "VirtualMachine", "  imageRef: i\n", "flavorRef is required unless the server is imported"},
+		{"vm without boot source", "VirtualMachine", "  flavorRef: f\n", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vm with two boot sources", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  bootVolumeRef: v\n", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vm boot volume also attached", "VirtualMachine", "  flavorRef: f\n  bootVolumeRef: v\n  volumes: [{volumeRef: v}]\n", "the boot volume cannot also be in volumes"},
+		{"vm zone and aggregate", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  availabilityZone: nova\n  hostAggregateRef: ssd\n", "availabilityZone and hostAggregateRef are mutually exclusive"},
+		{"vm nic with network and port", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  networks: [{networkRef: net, portRef: p}]\n", "a NIC needs exactly one of networkRef or portRef"},
+		{"vm empty nic", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  networks: [{}]\n", "a NIC needs exactly one of networkRef or portRef"},
+		{"vm fixed IP on a port", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  networks: [{portRef: p, fixedIP: 10.0.0.5}]\n", "fixedIP applies to networkRef only"},
+		{"vm bad fixed IP", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  networks: [{networkRef: net, fixedIP: 10.0.0}]\n", "fixedIP must be an IP address"},
+		{"vm reserved tag", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  tags: [kupenstack-uid-x]\n", "tags starting with kupenstack- are reserved"},
+		{"vm tag with comma", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  tags: ['a,b']\n", "Nova tags cannot contain ',' or '/'"},
+		{"vm duplicate volume", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  volumes: [{volumeRef: a}, {volumeRef: a}]\n", "Duplicate value"},
+		{"vm unknown power state", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  powerState: paused\n", `Unsupported value: "paused"`},
+		{"vm unknown restart policy", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  restartPolicy: Sometimes\n", `Unsupported value: "Sometimes"`},
+		{"vm long metadata value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  metadata: {a: " + strings.Repeat("v", 256) + "}\n", "metadata keys and values are at most 255 characters"},
+		{"vm user data without key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  userData: {name: s}\n", "spec.userData.key"},
+		// ServerGroup.
+		{"server group ok", "ServerGroup", "  policy: anti-affinity\n  maxServersPerHost: 2\n", ""},
+		{"server group soft", "ServerGroup", "  policy: soft-affinity\n", ""},
+		{"server group without policy", "ServerGroup", "  {}\n", "policy is required unless the server group is imported"},
+		{"server group unknown policy", "ServerGroup", "  policy: spread\n", `Unsupported value: "spread"`},
+		{"server group max with affinity", "ServerGroup", "  policy: affinity\n  maxServersPerHost: 2\n", "maxServersPerHost applies to the anti-affinity policy only"},
+		{"server group unmanaged without import", "ServerGroup", "  managementPolicy: unmanaged\n  policy: affinity\n", "an unmanaged ServerGroup must import an existing server group"},
+		// HostAggregate.
+		{"aggregate ok", "HostAggregate", "  nodeSelector: {disk: ssd}\n  availabilityZone: ssd\n  metadata: {disk: ssd}\n", ""},
+		{"aggregate without selector", "HostAggregate", "  availabilityZone: ssd\n", "nodeSelector is required unless the aggregate is imported"},
+		{"aggregate empty selector", "HostAggregate", "  nodeSelector: {}\n", "spec.nodeSelector"},
+		{"aggregate zone with colon", "HostAggregate", "  nodeSelector: {disk: ssd}\n  availabilityZone: 'a:b'\n", "availabilityZone cannot contain ':'"},
+		{"aggregate reserved metadata", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {availability_zone: x}\n", "metadata keys kupenstack:* and availability_zone are reserved"},
+		{"aggregate unmanaged without import", "HostAggregate", "  managementPolicy: unmanaged\n  nodeSelector: {disk: ssd}\n", "an unmanaged HostAggregate must import an existing aggregate"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
@@ -196,12 +231,14 @@ func TestKeyPairNameWithoutDots(t *testing.T) {
 	}
 }
 
-// TestImageVolumeUpdates: the update rules of Image and Volume, each rejected with its message
+// TestUpdateRules: the update rules of each kind, each rejected with its message
 // and accepted when the change is allowed.
-func TestImageVolumeUpdates(t *testing.T) {
+func TestUpdateRules(t *testing.T) {
 	ensureNamespace(t)
 	const img = "  source: {url: 'http://h/a.img'}\n  diskFormat: raw\n"
 	const vol = "  sizeGiB: 2\n  volumeType: fast\n  imageRef: jammy\n  availabilityZone: nova\n"
+	const vm = "  flavorRef: f\n  imageRef: i\n  networks: [{networkRef: net}]\n  userData: {name: s, key: k}\n"
+	const sg = "  policy: anti-affinity\n"
 	for _, tt := range []struct {
 		name, kind, spec string
 		path             []string
@@ -224,6 +261,19 @@ func TestImageVolumeUpdates(t *testing.T) {
 		{"volume zone", "Volume", vol, []string{"availabilityZone"}, "az2", "availabilityZone is immutable"},
 		{"volume zone removed", "Volume", vol, []string{"availabilityZone"}, nil, "availabilityZone is immutable"},
 		{"volume description and metadata", "Volume", vol, []string{"metadata"}, map[string]any{"team": "b"}, ""},
+		{"vm flavor", "VirtualMachine", vm, []string{"flavorRef"}, "g", "flavorRef is immutable"},
+		{"vm flavor removed", "VirtualMachine", vm, []string{"flavorRef"}, nil, "flavorRef, imageRef, bootVolumeRef"},
+		{"vm image", "VirtualMachine", vm, []string{"imageRef"}, "j", "imageRef is immutable"},
+		{"vm networks", "VirtualMachine", vm, []string{"networks"}, []any{map[string]any{"networkRef": "m"}}, "networks are immutable"},
+		{"vm user data", "VirtualMachine", vm, []string{"userData", "key"}, "other", "userData is immutable"},
+		{"vm zone added", "VirtualMachine", vm, []string{"availabilityZone"}, "nova", "flavorRef, imageRef, bootVolumeRef"},
+		{"vm power state", "VirtualMachine", vm, []string{"powerState"}, "stopped", ""},
+		{"vm volumes", "VirtualMachine", vm, []string{"volumes"}, []any{map[string]any{"volumeRef": "data"}}, ""},
+		{"vm security groups", "VirtualMachine", vm, []string{"securityGroupRefs"}, []any{"web"}, ""},
+		{"vm name and metadata", "VirtualMachine", vm, []string{"metadata"}, map[string]any{"role": "db"}, ""},
+		{"server group policy", "ServerGroup", sg, []string{"policy"}, "affinity", "policy is immutable"},
+		{"server group rule added", "ServerGroup", sg, []string{"maxServersPerHost"}, int64(3), "a server group cannot change"},
+		{"aggregate selector", "HostAggregate", "  nodeSelector: {disk: ssd}\n", []string{"nodeSelector"}, map[string]any{"disk": "nvme"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := decode(t, tt.kind, tt.spec)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -394,5 +395,46 @@ func TestOutOfBandDeletionIsRepairedAndDeleteCleansUp(t *testing.T) {
 	}
 	if _, ok := cloud.get(second.Status.ID); ok {
 		t.Fatal("resource left behind after the object was deleted")
+	}
+}
+
+// TestDeletionThatMustWait: an actuator's WaitFor on delete (a volume still attached) shows as
+// Progressing with its message, not as a failed deletion, and the deletion completes by itself.
+func TestDeletionThatMustWait(t *testing.T) {
+	ns := readyNamespace(t)
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "busy", Namespace: ns}}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(n)
+	id := waitFor(t, key, "ready", func(n *kupenstackv1.Network) bool { return n.Status.ID != "" }).Status.ID
+	cloud.block("delete", WaitFor("attached to server x; waiting for the detach", 100*time.Millisecond))
+	if err := env.Client.Delete(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, key, "waiting", func(n *kupenstackv1.Network) bool {
+		c := condition(n, kupenstackv1.ConditionProgressing)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "waiting for the detach") &&
+			condition(n, kupenstackv1.ConditionDegraded).Status != metav1.ConditionTrue
+	})
+	var events eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Regarding.Name == n.Name && e.Reason == "DeleteFailed" {
+			t.Errorf("a deletion that waits was reported as failed: %s", e.Note)
+		}
+	}
+	cloud.block("delete", nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for env.Client.Get(env.Ctx, key, &kupenstackv1.Network{}) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("object not deleted once the wait was over")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, ok := cloud.get(id); ok {
+		t.Error("resource left behind")
 	}
 }

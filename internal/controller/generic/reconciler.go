@@ -391,12 +391,16 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.patchWaiting(ctx, obj, fmt.Sprintf("deletion waits until nothing refers to it: %v", users))
+		return r.patchWaiting(ctx, obj, fmt.Sprintf("deletion waits until nothing refers to it: %v", users), 5*time.Second)
 	}
 	spec, st := obj.GetManagedSpec(), obj.GetManagedStatus()
 	release := spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged || spec.OnDelete == kupenstackv1.OnDeleteDetach
 	if !release {
 		done, err := r.deleteResource(ctx, obj)
+		var wait waitError
+		if errors.As(err, &wait) { // e.g. a volume still attached: not a failure
+			return r.patchWaiting(ctx, obj, wait.msg, wait.after)
+		}
 		if err != nil || !done {
 			if err != nil {
 				r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeleteFailed", "Delete", "%v", err)
@@ -415,14 +419,14 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 }
 
 // patchWaiting records why a deletion waits; the dependents' own deletions wake this object.
-func (r *Reconciler[O, R]) patchWaiting(ctx context.Context, obj O, msg string) (ctrl.Result, error) {
+func (r *Reconciler[O, R]) patchWaiting(ctx context.Context, obj O, msg string, after time.Duration) (ctrl.Result, error) {
 	before := obj.DeepCopyObject().(O)
 	st := obj.GetManagedStatus()
 	conditions.Set(&st.Conditions, obj.GetGeneration(), conditions.State{Ready: false, Waiting: msg})
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 // deleteResource deletes the OpenStack resource and reports whether it is gone.

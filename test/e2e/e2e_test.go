@@ -44,7 +44,9 @@ var (
 			DomainID:     "default",
 			MemberRole:   "member",
 		})
-	}).WithNamespaceDeletion()
+	}).WithNamespaceDeletion().
+		WithManagerClient(func(c client.Client) client.Client { return crashingClient{c} }).
+		WithLogOutput(&operatorLog)
 )
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
@@ -93,8 +95,9 @@ func newNamespace(t *testing.T) string {
 	env.Require(t)
 	name := fmt.Sprintf("e2e-%s-%d-%d", strings.ToLower(t.Name()), time.Now().Unix()%100000, nsCounter.Add(1))
 	name = strings.NewReplacer("/", "-", "_", "-").Replace(name)
-	if len(name) > 63 {
-		name = name[len(name)-63:]
+	// 53: the Keystone project, "kupenstack-" + the namespace, must fit in 64 characters.
+	if len(name) > 53 {
+		name = strings.TrimLeft(name[len(name)-53:], "-")
 	}
 	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
@@ -163,15 +166,10 @@ func projectOf(t *testing.T, ns string) (*kupenstackv1.Project, *kupenstackv1.Ne
 	if err := env.Client.Create(env.Ctx, seed); err != nil {
 		t.Fatal(err)
 	}
+	projectID(t, ns)
 	var proj kupenstackv1.Project
-	eventually(t, "project of "+ns, func() error {
-		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &proj); err != nil {
-			return err
-		}
-		if proj.Status.ID == "" {
-			return fmt.Errorf("no project ID yet")
-		}
-		return nil
-	})
+	if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &proj); err != nil {
+		t.Fatal(err)
+	}
 	return &proj, seed
 }

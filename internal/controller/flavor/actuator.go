@@ -93,10 +93,15 @@ func (a actuator) byName(ctx context.Context, s generic.Scope, n string) ([]*fla
 	return out, err
 }
 
-// FindOwned finds the flavor carrying this object's owner spec. A flavor of the same name
-// without it is not adopted (it may be an admin's): the create then fails with Nova's conflict,
-// shown as Degraded, and the flavor can be imported instead.
+// FindOwned finds the flavor created for this object: the one whose ID is the object's UID
+// (Create chooses it, so a flavor created just before a crash, owner spec not yet set, is found
+// too), else one carrying its owner spec. A flavor of the same name without either is not
+// adopted (it may be an admin's): the create then fails with Nova's conflict, shown as
+// Degraded, and the flavor can be imported instead.
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor) (*flavors.Flavor, error) {
+	if fl, err := a.Get(ctx, s, string(f.UID)); !openstack.IsNotFound(err) {
+		return fl, err
+	}
 	found, err := a.byName(ctx, s, name(f))
 	for _, fl := range found {
 		if fl.ExtraSpecs[ownerSpec] == string(f.UID) {
@@ -126,9 +131,9 @@ func (actuator) Create(ctx context.Context, s generic.Scope, f *kupenstackv1.Fla
 	if err != nil {
 		return nil, err
 	}
-	// The owner spec follows in Update.
+	// The owner spec follows in Update; the ID, the object's UID, finds the flavor until then.
 	return flavors.Create(ctx, sc, flavors.CreateOpts{
-		Name: name(f), VCPUs: f.Spec.VCPUs, RAM: f.Spec.RAMMiB, Disk: &f.Spec.DiskGiB,
+		ID: string(f.UID), Name: name(f), VCPUs: f.Spec.VCPUs, RAM: f.Spec.RAMMiB, Disk: &f.Spec.DiskGiB,
 		Ephemeral: &f.Spec.EphemeralGiB, Swap: &f.Spec.SwapMiB, IsPublic: f.Spec.IsPublic, Description: f.Spec.Description,
 	}).Extract()
 }

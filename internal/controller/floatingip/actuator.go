@@ -97,10 +97,8 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, f *kupenstackv
 	if err != nil || len(found) > 0 {
 		return first(found), err
 	}
+	// Deleting, the engine resolves no references: then any floating network of the project.
 	netID := s.DependencyID("Network", f.Spec.FloatingNetworkRef)
-	if netID == "" {
-		return nil, nil // deleting before the network was ever resolved: nothing was created
-	}
 	if found, err = a.list(ctx, s, floatingips.ListOpts{FloatingNetworkID: netID, FloatingIP: f.Spec.FloatingIPAddress}); err != nil {
 		return nil, err
 	}

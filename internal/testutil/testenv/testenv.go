@@ -15,11 +15,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,6 +46,24 @@ type Env struct {
 	// withGC also runs kube-controller-manager's namespace and garbage-collector controllers,
 	// which envtest lacks, so that deleting a namespace really cascades.
 	withGC bool
+	// wrapClient, if set, wraps the manager's client (fault injection).
+	wrapClient func(client.Client) client.Client
+	// logOut, if set, also receives the log.
+	logOut io.Writer
+}
+
+// WithManagerClient wraps the client the manager's controllers use, e.g. to inject faults into
+// some of their writes; env.Client is not wrapped.
+func (e *Env) WithManagerClient(wrap func(client.Client) client.Client) *Env {
+	e.wrapClient = wrap
+	return e
+}
+
+// WithLogOutput copies the log (the manager's included) to w as well as to stderr; w must be
+// safe for concurrent writes.
+func (e *Env) WithLogOutput(w io.Writer) *Env {
+	e.logOut = w
+	return e
 }
 
 // WithNamespaceDeletion makes namespace deletion and owner-reference garbage collection work as in
@@ -63,7 +83,11 @@ func (e *Env) Run(m *testing.M) int {
 	if testing.Short() {
 		return m.Run()
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	var logTo io.Writer = os.Stderr
+	if e.logOut != nil {
+		logTo = io.MultiWriter(os.Stderr, e.logOut)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logTo), zap.UseDevMode(true)))
 	stop, err := e.start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
@@ -93,6 +117,8 @@ func (e *Env) start() (func(), error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 		Scheme:                scheme.New(),
+		// A loaded machine (several suites at once) takes longer than the default 10 s.
+		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
 	}
 	// Keep the API server on loopback: hosts without a default route have no other address, and
 	// Kubernetes refuses a loopback advertise address unless the endpoint reconciler is off.
@@ -101,6 +127,7 @@ func (e *Env) start() (func(), error) {
 		Set("endpoint-reconciler-type", "none")
 	cfg, err := te.Start()
 	if err != nil {
+		_ = te.Stop() // never leave a half-started kube-apiserver and etcd behind
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -128,12 +155,22 @@ func (e *Env) start() (func(), error) {
 	if e.setup == nil {
 		return stop, nil
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:  te.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Several managers (one per test package) may run at once: no fixed ports.
 		HealthProbeBindAddress: "0",
-	})
+	}
+	if wrap := e.wrapClient; wrap != nil {
+		opts.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
+			c, err := client.New(cfg, o)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("creating the manager: %w", err)

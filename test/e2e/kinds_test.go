@@ -1,0 +1,313 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/keypair"
+	"github.com/kupenstack/kupenstack/internal/openstack"
+)
+
+// osClients are admin clients of the test cloud, to look at (and break) OpenStack behind the
+// operator's back.
+type osClients struct{ neutron, nova *gophercloud.ServiceClient }
+
+func adminClients(t *testing.T) osClients {
+	t.Helper()
+	provider, cloud := connect(t)
+	neutron, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova, err := gcopenstack.NewComputeV2(provider, cloud.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova.Microversion = "2.61"
+	return osClients{neutron: neutron, nova: nova}
+}
+
+// kindCase describes one OpenStack kind to the table tests: how to make an object of it (and
+// what that object needs), and how to find, read and delete its resources in OpenStack directly.
+type kindCase struct {
+	kind          string
+	clusterScoped bool
+	// stableID: the resource's ID is chosen by KupenStack (a key pair's name, a flavor's ID), so
+	// a re-created resource has the same ID.
+	stableID bool
+	// deps are the objects an object of the kind needs in namespace ns.
+	deps func(ns string) []client.Object
+	// newObj makes an object called name in ns; a cluster-scoped one is named ns-name instead.
+	newObj func(ns, name string) generic.Object
+	// find lists the IDs of the OpenStack resources made for obj in project projectID, by what the
+	// operator names them (not by owner tag: a crash can leave them untagged).
+	find func(ctx context.Context, c osClients, projectID string, obj generic.Object) ([]string, error)
+	// get reads the resource (an openstack.IsNotFound error when it is gone).
+	get func(ctx context.Context, c osClients, id string) error
+	// remove deletes the resource.
+	remove func(ctx context.Context, c osClients, id string) error
+}
+
+var cidrCounter atomic.Int32
+
+func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+func publicNetwork(ns string) client.Object {
+	return &kupenstackv1.Network{ObjectMeta: objMeta(ns, "public"), Spec: kupenstackv1.NetworkSpec{ManagedSpec: kupenstackv1.ManagedSpec{
+		ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: "public"}}}}
+}
+
+func privateNetwork(ns string) []client.Object {
+	return []client.Object{&kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}}
+}
+
+// ids collects the IDs of one page-listed resource type.
+func ids[R any](pages pagination.Page, err error, extract func(pagination.Page) ([]R, error), id func(R) string) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	found, err := extract(pages)
+	var out []string
+	for _, r := range found {
+		out = append(out, id(r))
+	}
+	return out, err
+}
+
+var kindCases = []kindCase{
+	{
+		kind:   "Network",
+		newObj: func(ns, name string) generic.Object { return &kupenstackv1.Network{ObjectMeta: objMeta(ns, name)} },
+		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+			pages, err := networks.List(c.neutron, networks.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
+			return ids(pages, err, networks.ExtractNetworks, func(r networks.Network) string { return r.ID })
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return networks.Get(ctx, c.neutron, id).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return networks.Delete(ctx, c.neutron, id).ExtractErr()
+		},
+	},
+	{
+		kind: "Subnet",
+		deps: privateNetwork,
+		newObj: func(ns, name string) generic.Object {
+			return &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.SubnetSpec{
+				NetworkRef: "net", CIDR: fmt.Sprintf("10.61.%d.0/24", cidrCounter.Add(1)%250)}}
+		},
+		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+			pages, err := subnets.List(c.neutron, subnets.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
+			return ids(pages, err, subnets.ExtractSubnets, func(r subnets.Subnet) string { return r.ID })
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return subnets.Get(ctx, c.neutron, id).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return subnets.Delete(ctx, c.neutron, id).ExtractErr()
+		},
+	},
+	{
+		kind:   "Router",
+		newObj: func(ns, name string) generic.Object { return &kupenstackv1.Router{ObjectMeta: objMeta(ns, name)} },
+		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+			pages, err := routers.List(c.neutron, routers.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
+			return ids(pages, err, routers.ExtractRouters, func(r routers.Router) string { return r.ID })
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return routers.Get(ctx, c.neutron, id).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return routers.Delete(ctx, c.neutron, id).ExtractErr()
+		},
+	},
+	{
+		kind: "SecurityGroup",
+		newObj: func(ns, name string) generic.Object {
+			return &kupenstackv1.SecurityGroup{ObjectMeta: objMeta(ns, name)}
+		},
+		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+			pages, err := groups.List(c.neutron, groups.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
+			return ids(pages, err, groups.ExtractGroups, func(r groups.SecGroup) string { return r.ID })
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return groups.Get(ctx, c.neutron, id).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return groups.Delete(ctx, c.neutron, id).ExtractErr()
+		},
+	},
+	{
+		kind: "Port",
+		deps: privateNetwork,
+		newObj: func(ns, name string) generic.Object {
+			return &kupenstackv1.Port{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
+		},
+		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+			pages, err := ports.List(c.neutron, ports.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
+			return ids(pages, err, ports.ExtractPorts, func(r ports.Port) string { return r.ID })
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return ports.Get(ctx, c.neutron, id).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return ports.Delete(ctx, c.neutron, id).ExtractErr()
+		},
+	},
+	{
+		kind: "FloatingIP",
+		deps: func(ns string) []client.Object { return []client.Object{publicNetwork(ns)} },
+		// Floating IPs have no name: the description, unique per object, finds them.
+		newObj: func(ns, name string) generic.Object {
+			return &kupenstackv1.FloatingIP{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.FloatingIPSpec{
+				FloatingNetworkRef: "public", Description: ns + "/" + name}}
+		},
+		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+			pages, err := floatingips.List(c.neutron, floatingips.ListOpts{ProjectID: project,
+				Description: obj.GetNamespace() + "/" + obj.GetName()}).AllPages(ctx)
+			return ids(pages, err, floatingips.ExtractFloatingIPs, func(r floatingips.FloatingIP) string { return r.ID })
+		},
+		get: func(ctx context.Context, c osClients, id string) error {
+			return floatingips.Get(ctx, c.neutron, id).Err
+		},
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return floatingips.Delete(ctx, c.neutron, id).ExtractErr()
+		},
+	},
+	{
+		kind:     "KeyPair",
+		stableID: true,
+		newObj: func(ns, name string) generic.Object {
+			return &kupenstackv1.KeyPair{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.KeyPairSpec{PublicKey: testPublicKey}}
+		},
+		find: func(ctx context.Context, c osClients, _ string, obj generic.Object) ([]string, error) {
+			name := keypair.NovaName(obj.(*kupenstackv1.KeyPair))
+			err := keypairs.Get(ctx, c.nova, name, nil).Err
+			if openstack.IsNotFound(err) {
+				return nil, nil
+			}
+			return []string{name}, err
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return keypairs.Get(ctx, c.nova, id, nil).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return keypairs.Delete(ctx, c.nova, id, nil).ExtractErr()
+		},
+	},
+	{
+		kind:          "Flavor",
+		clusterScoped: true,
+		stableID:      true, // the object's UID
+		newObj: func(ns, name string) generic.Object {
+			return &kupenstackv1.Flavor{ObjectMeta: objMeta("", ns+"-"+name), Spec: kupenstackv1.FlavorSpec{VCPUs: 1, RAMMiB: 64, DiskGiB: 1}}
+		},
+		find: func(ctx context.Context, c osClients, _ string, obj generic.Object) ([]string, error) {
+			pages, err := flavors.ListDetail(c.nova, flavors.ListOpts{AccessType: flavors.AllAccess}).AllPages(ctx)
+			all, err := ids(pages, err, flavors.ExtractFlavors, func(r flavors.Flavor) string { return r.Name + "\x00" + r.ID })
+			var out []string
+			for _, nameID := range all {
+				if name, id, _ := strings.Cut(nameID, "\x00"); name == obj.GetName() {
+					out = append(out, id)
+				}
+			}
+			return out, err
+		},
+		get: func(ctx context.Context, c osClients, id string) error { return flavors.Get(ctx, c.nova, id).Err },
+		remove: func(ctx context.Context, c osClients, id string) error {
+			return flavors.Delete(ctx, c.nova, id).ExtractErr()
+		},
+	},
+}
+
+func kindCaseOf(kind string) kindCase {
+	for _, k := range kindCases {
+		if k.kind == kind {
+			return k
+		}
+	}
+	panic("no kind case " + kind)
+}
+
+// create creates objects in order.
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(env.Ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// waitReady waits until obj is Ready for its current generation and refreshes it.
+func waitReady(t *testing.T, obj generic.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s ready", obj, obj.GetName()), func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		if st := obj.GetManagedStatus(); st.ID == "" || !conditions.IsReady(st.Conditions, obj.GetGeneration()) {
+			return fmt.Errorf("id %q, conditions %+v", st.ID, st.Conditions)
+		}
+		return nil
+	})
+}
+
+// projectID waits until namespace ns has its Keystone project; "" for cluster-scoped kinds.
+func projectID(t *testing.T, ns string) string {
+	t.Helper()
+	var proj kupenstackv1.Project
+	eventually(t, "project of "+ns, func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &proj); err != nil {
+			return err
+		}
+		if proj.Status.ID == "" {
+			return fmt.Errorf("no project ID yet")
+		}
+		return nil
+	})
+	return proj.Status.ID
+}
+
+// eventsFor returns how many Events (counting each series' repeats once) of each reason were
+// recorded for obj.
+func eventsFor(t *testing.T, obj client.Object) map[string]int {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range list.Items {
+		if e.Regarding.UID == obj.GetUID() {
+			out[e.Reason]++
+		}
+	}
+	return out
+}
+
+// deleteAll deletes objs, waits until they are gone, then deletes the namespace's Project (for
+// namespaced kinds) and waits for it too.
+func deleteAll(t *testing.T, ns string, clusterScoped bool, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := client.IgnoreNotFound(env.Client.Delete(env.Ctx, o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range objs {
+		waitGone(t, o)
+	}
+	if !clusterScoped {
+		deleteProject(t, ns)
+	}
+}

@@ -68,6 +68,13 @@ tools: ## Build the test binaries (kube-apiserver, etcd, kubectl) and controller
 $(CONTROLLER_GEN):
 	hack/install-test-tools.sh codegen
 
+# make bench N=200: how many VMs the convergence benchmark creates.
+N ?= 50
+.PHONY: bench
+bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of test): results into docs/benchmarks.md.
+	BENCH_N=$(N) BENCH_OUT=$(CURDIR)/docs/benchmarks.md BENCH_CMD="make bench N=$(N)" $(TEST_ENV) \
+		go test -tags bench -count=1 -timeout 120m -run '^TestBench$$' -v ./test/bench
+
 ##@ OpenStack all-in-one (root; Debian packages; 127.0.0.1 only)
 .PHONY: openstack-up
 openstack-up: ## Install (first time), configure and start the all-in-one cloud; idempotent.

@@ -1,0 +1,234 @@
+//go:build bench
+
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// counts are counter values by label set.
+type counts map[string]float64
+
+func (c counts) minus(before counts) counts {
+	out := counts{}
+	for k, v := range c {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func (c counts) total() float64 {
+	var s float64
+	for _, v := range c {
+		s += v
+	}
+	return s
+}
+
+func (c counts) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		parts = append(parts, fmt.Sprintf("%s: %g", k, c[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// counter reads a counter family of the operator's registry, keyed by the given labels' values.
+func counter(name string, labels ...string) counts {
+	out := counts{}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			var key []string
+			for _, l := range labels {
+				key = append(key, have[l])
+			}
+			out[strings.Join(key, " ")] += m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// requestCounts: the operator's OpenStack requests by service, method and status code.
+func requestCounts() counts {
+	return counter("kupenstack_openstack_requests_total", "service", "method", "code")
+}
+
+// resyncListCounts: the drift check's list calls by kind.
+func resyncListCounts() counts { return counter("kupenstack_resync_list_calls_total", "kind") }
+
+func lenList(l client.ObjectList) int { return meta.LenList(l) }
+
+type convergenceResult struct {
+	base                         baselineResult
+	opCreate, opDelete           time.Duration
+	opCreateCalls, opDeleteCalls float64
+}
+
+type report struct {
+	started     time.Time
+	convergence *convergenceResult
+	heal        *healResult
+	idle        []idleRow
+}
+
+func newReport() *report { return &report{started: time.Now()} }
+
+const (
+	beginMarker = "<!-- bench:begin -->"
+	endMarker   = "<!-- bench:end -->"
+)
+
+// finish prints the report and, with BENCH_OUT set, puts it between the markers of that file.
+func (r *report) finish(t *testing.T) {
+	var b bytes.Buffer
+	r.write(&b, t.Failed())
+	fmt.Println(b.String())
+	out := os.Getenv("BENCH_OUT")
+	if out == "" {
+		return
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Errorf("reading %s: %v", out, err)
+		return
+	}
+	before, rest, ok1 := strings.Cut(string(doc), beginMarker)
+	_, after, ok2 := strings.Cut(rest, endMarker)
+	if !ok1 || !ok2 {
+		t.Errorf("%s has no %s ... %s section", out, beginMarker, endMarker)
+		return
+	}
+	if err := os.WriteFile(out, []byte(before+beginMarker+"\n"+b.String()+endMarker+after), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+func (r *report) write(b *bytes.Buffer, failed bool) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	cmd := os.Getenv("BENCH_CMD")
+	if cmd == "" {
+		cmd = "go test -tags bench ./test/bench"
+	}
+	p("Run of %s UTC, %s; command: `%s`.", r.started.UTC().Format("2006-01-02 15:04"), fmtDur(time.Since(r.started)), cmd)
+	if failed {
+		p("\n**The run failed part-way; only the parts below were measured.**")
+	}
+	p("\nMachine: %s; %s. Go %s. Load average at the end: %s.", cpuFacts(), memFacts(), runtime.Version(), loadAvg())
+	p("\nOperator settings: `--workers %d`, `--openstack-qps %d --openstack-burst %d` (defaults), `--vm-health-period %s`, `--resync-period %s` (default 10m; short so that several periods fit in the run).",
+		workers, defaultQPS, defaultBurst, vmHealthPeriod, resyncPeriod)
+
+	if c := r.convergence; c != nil {
+		p("\n### 1. Convergence: N=%d VMs, each with a port (shared network, subnet, security group, key pair)\n", numVMs)
+		p("| direction | direct gophercloud (%d at a time) | operator (`--workers %d`) | ratio operator/direct | target | met |", workers, workers)
+		p("| --- | ---: | ---: | ---: | ---: | --- |")
+		for _, row := range []struct {
+			name     string
+			base, op time.Duration
+			calls    float64
+		}{{"create → all ACTIVE", c.base.create, c.opCreate, c.opCreateCalls}, {"delete → all gone", c.base.delete, c.opDelete, c.opDeleteCalls}} {
+			ratio := row.op.Seconds() / row.base.Seconds()
+			p("| %s | %s | %s (%g OpenStack requests) | %.2f× | ≤ 1.15× | %s |", row.name, fmtDur(row.base), fmtDur(row.op), row.calls, ratio, yesNo(ratio <= 1.15))
+		}
+	}
+	if h := r.heal; h != nil && len(h.total) > 0 {
+		p("\n### 3. Self-heal: server reset to ERROR → replacement ACTIVE in the object's status (%d VMs, one at a time)\n", len(h.total))
+		dm, dx := medianMax(h.detect)
+		tm, tx := medianMax(h.total)
+		p("| `--vm-health-period` | detected (restart counted): median / max | replacement ACTIVE: median / max | target | met |")
+		p("| --- | ---: | ---: | ---: | --- |")
+		p("| %s | %s / %s | %s / %s | ≤ 10 s | %s |", h.period, fmtDur(dm), fmtDur(dx), fmtDur(tm), fmtDur(tx), yesNo(tx <= 10*time.Second))
+		var all []string
+		for _, d := range h.total {
+			all = append(all, fmt.Sprintf("%.1f", d.Seconds()))
+		}
+		p("\nEach sample (s): %s.", strings.Join(all, ", "))
+	}
+	if len(r.idle) > 0 {
+		p("\n### 2. Steady state: idle Networks and KeyPairs (half each) in %d namespaces (= projects)\n", idleNamespaces)
+		p("Measured over %d resync periods (%s) after all objects were Ready and one more period had passed.\n", measuredPeriods, measuredPeriods*resyncPeriod)
+		p("| objects | create → all Ready | drift-check list calls per period (by kind) | per kind per project per period | all OpenStack requests per period | target ≤ 1 per kind per project | process RSS / Go heap |")
+		p("| ---: | ---: | --- | ---: | ---: | --- | ---: |")
+		for _, row := range r.idle {
+			per := func(v float64) float64 { return v / measuredPeriods }
+			var byKind []string
+			worst := 0.0
+			for _, k := range slices.Sorted(maps.Keys(row.lists)) {
+				byKind = append(byKind, fmt.Sprintf("%s %.1f", k, per(row.lists[k])))
+				worst = max(worst, per(row.lists[k])/idleNamespaces)
+			}
+			p("| %d | %s | %s | %.2f | %.1f | %s | %.0f MiB / %.0f MiB |", row.objects, fmtDur(row.toReady), strings.Join(byKind, ", "), worst,
+				per(row.requests.total()), yesNo(worst <= 1 && per(row.requests.total()) <= float64(2*idleNamespaces)), row.rssMiB, row.heapMiB)
+		}
+		p("\nOpenStack requests in each window (service method code: count):\n")
+		for _, row := range r.idle {
+			p("- %d objects: %s", row.objects, row.requests)
+		}
+	}
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func cpuFacts() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	model, n := "?", 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			model, n = strings.TrimSpace(v), n+1
+		}
+	}
+	return fmt.Sprintf("%d × %s (/proc/cpuinfo)", n, model)
+}
+
+func memFacts() string {
+	data, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb float64
+			_, _ = fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+			return fmt.Sprintf("%.1f GiB RAM", kb/(1<<20))
+		}
+	}
+	return "? RAM"
+}
+
+func loadAvg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -37,7 +37,6 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef) || !has(self.volumes) || self.volumes.all(v, v.volumeRef != self.bootVolumeRef)",message="the boot volume cannot also be in volumes"
 // +kubebuilder:validation:XValidation:rule="!(has(self.availabilityZone) && has(self.hostAggregateRef))",message="availabilityZone and hostAggregateRef are mutually exclusive"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.flavorRef) == has(self.flavorRef) && has(oldSelf.imageRef) == has(self.imageRef) && has(oldSelf.bootVolumeRef) == has(self.bootVolumeRef) && has(oldSelf.keyPairRef) == has(self.keyPairRef) && has(oldSelf.userData) == has(self.userData) && has(oldSelf.serverGroupRef) == has(self.serverGroupRef) && has(oldSelf.availabilityZone) == has(self.availabilityZone) && has(oldSelf.hostAggregateRef) == has(self.hostAggregateRef) && has(oldSelf.networks) == has(self.networks)",message="flavorRef, imageRef, bootVolumeRef, keyPairRef, userData, serverGroupRef, availabilityZone, hostAggregateRef and networks are immutable"
 type VirtualMachineSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -50,14 +49,12 @@ type VirtualMachineSpec struct {
 	// FlavorRef names a (cluster-scoped) Flavor object. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="flavorRef is immutable"
 	// +optional
 	FlavorRef string `json:"flavorRef,omitempty"`
 
 	// ImageRef names the Image object to boot from. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="imageRef is immutable"
 	// +optional
 	ImageRef string `json:"imageRef,omitempty"`
 
@@ -65,21 +62,18 @@ type VirtualMachineSpec struct {
 	// outlives the server (and survives its replacement). Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootVolumeRef is immutable"
 	// +optional
 	BootVolumeRef string `json:"bootVolumeRef,omitempty"`
 
 	// KeyPairRef names the KeyPair object whose public key the server gets. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="keyPairRef is immutable"
 	// +optional
 	KeyPairRef string `json:"keyPairRef,omitempty"`
 
 	// Networks are the server's NICs, in order: each on a Network object (Nova makes the port) or
 	// on a Port object (which survives the server and its replacement). None: no NIC. Immutable.
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networks are immutable"
 	// +listType=atomic
 	// +optional
 	Networks []VirtualMachineNIC `json:"networks,omitempty"`
@@ -94,7 +88,6 @@ type VirtualMachineSpec struct {
 	// UserData for cloud-init, read from a key of a Secret in the namespace when the server is
 	// created (and when it is replaced). Immutable reference; a change of the Secret's content
 	// applies to replacements only.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="userData is immutable"
 	// +optional
 	UserData *SecretKeyRef `json:"userData,omitempty"`
 
@@ -113,7 +106,6 @@ type VirtualMachineSpec struct {
 	// AvailabilityZone to place the server in. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="availabilityZone is immutable"
 	// +optional
 	AvailabilityZone string `json:"availabilityZone,omitempty"`
 
@@ -121,14 +113,12 @@ type VirtualMachineSpec struct {
 	// that aggregate selects (through its availability zone). Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="hostAggregateRef is immutable"
 	// +optional
 	HostAggregateRef string `json:"hostAggregateRef,omitempty"`
 
 	// ServerGroupRef names a ServerGroup object whose policy places this server. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="serverGroupRef is immutable"
 	// +optional
 	ServerGroupRef string `json:"serverGroupRef,omitempty"`
 
@@ -256,6 +246,17 @@ type VirtualMachineStatus struct {
 
 // VirtualMachine is a Nova server in the namespace's project, replaced when it fails according to
 // its restartPolicy.
+// The immutable fields are checked here, not on VirtualMachineSpec, so that a VirtualMachineSet's
+// template (the same spec) can change.
+// +kubebuilder:validation:XValidation:rule="has(self.spec.flavorRef) == has(oldSelf.spec.flavorRef) && (!has(self.spec.flavorRef) || self.spec.flavorRef == oldSelf.spec.flavorRef)",message="flavorRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.imageRef) == has(oldSelf.spec.imageRef) && (!has(self.spec.imageRef) || self.spec.imageRef == oldSelf.spec.imageRef)",message="imageRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.bootVolumeRef) == has(oldSelf.spec.bootVolumeRef) && (!has(self.spec.bootVolumeRef) || self.spec.bootVolumeRef == oldSelf.spec.bootVolumeRef)",message="bootVolumeRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.keyPairRef) == has(oldSelf.spec.keyPairRef) && (!has(self.spec.keyPairRef) || self.spec.keyPairRef == oldSelf.spec.keyPairRef)",message="keyPairRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.networks) == has(oldSelf.spec.networks) && (!has(self.spec.networks) || self.spec.networks == oldSelf.spec.networks)",message="networks are immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.userData) == has(oldSelf.spec.userData) && (!has(self.spec.userData) || self.spec.userData == oldSelf.spec.userData)",message="userData is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.availabilityZone) == has(oldSelf.spec.availabilityZone) && (!has(self.spec.availabilityZone) || self.spec.availabilityZone == oldSelf.spec.availabilityZone)",message="availabilityZone is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.hostAggregateRef) == has(oldSelf.spec.hostAggregateRef) && (!has(self.spec.hostAggregateRef) || self.spec.hostAggregateRef == oldSelf.spec.hostAggregateRef)",message="hostAggregateRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.serverGroupRef) == has(oldSelf.spec.serverGroupRef) && (!has(self.spec.serverGroupRef) || self.spec.serverGroupRef == oldSelf.spec.serverGroupRef)",message="serverGroupRef is immutable"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=vm;osvm,categories=openstack

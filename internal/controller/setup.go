@@ -26,6 +26,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/servergroup"
 	"github.com/kupenstack/kupenstack/internal/controller/subnet"
 	"github.com/kupenstack/kupenstack/internal/controller/virtualmachine"
+	"github.com/kupenstack/kupenstack/internal/controller/virtualmachineset"
 	"github.com/kupenstack/kupenstack/internal/controller/volume"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
@@ -95,6 +96,11 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"servergroup", func() error { return servergroup.Setup(ctx, mgr, engine) }},
 		{"hostaggregate", func() error { return hostaggregate.Setup(ctx, mgr, engine) }},
 		{"virtualmachine", func() error { return virtualmachine.Setup(ctx, mgr, engine, o.VMHealthPeriod) }},
+		{virtualmachineset.ControllerName, func() error {
+			return (&virtualmachineset.Reconciler{
+				Client: c, Recorder: mgr.GetEventRecorder(virtualmachineset.ControllerName),
+			}).SetupWithManager(mgr, o.Workers)
+		}},
 	}
 	for _, s := range setups {
 		if err := s.setup(); err != nil {

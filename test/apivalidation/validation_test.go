@@ -172,6 +172,17 @@ func TestCreateValidation(t *testing.T) {
 		{"aggregate zone with colon", "HostAggregate", "  nodeSelector: {disk: ssd}\n  availabilityZone: 'a:b'\n", "availabilityZone cannot contain ':'"},
 		{"aggregate reserved metadata", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {availability_zone: x}\n", "metadata keys kupenstack:* and availability_zone are reserved"},
 		{"aggregate unmanaged without import", "HostAggregate", "  managementPolicy: unmanaged\n  nodeSelector: {disk: ssd}\n", "an unmanaged HostAggregate must import an existing aggregate"},
+		// VirtualMachineSet.
+		{"vmset ok", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + ", networks: [{networkRef: net}]}\n  replicas: 3\n  minReadySeconds: 10\n  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: '25%'}}\n", ""},
+		{"vmset recreate", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {type: Recreate}\n", ""},
+		{"vmset shared port", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + ", networks: [{portRef: p}]}\n", "a set's VMs cannot share a Port: use networkRef"},
+		{"vmset shared volume", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + ", volumes: [{volumeRef: v}]}\n", "a set's VMs cannot share volumes"},
+		{"vmset import", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + ", import: {name: x}}\n", "a set's VMs cannot import a server"},
+		{"vmset negative replicas", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  replicas: -1\n", "spec.replicas"},
+		{"vmset rollingUpdate with Recreate", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}\n", "rollingUpdate applies to the RollingUpdate strategy only"},
+		{"vmset both bounds 0", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}\n", "maxSurge and maxUnavailable cannot both be 0"},
+		{"vmset bad percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: 'ten'}}\n", "maxSurge must be a non-negative number or a percentage"},
+		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
@@ -239,6 +250,7 @@ func TestUpdateRules(t *testing.T) {
 	const vol = "  sizeGiB: 2\n  volumeType: fast\n  imageRef: jammy\n  availabilityZone: nova\n"
 	const vm = "  flavorRef: f\n  imageRef: i\n  networks: [{networkRef: net}]\n  userData: {name: s, key: k}\n"
 	const sg = "  policy: anti-affinity\n"
+	const set = "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n"
 	for _, tt := range []struct {
 		name, kind, spec string
 		path             []string
@@ -262,17 +274,20 @@ func TestUpdateRules(t *testing.T) {
 		{"volume zone removed", "Volume", vol, []string{"availabilityZone"}, nil, "availabilityZone is immutable"},
 		{"volume description and metadata", "Volume", vol, []string{"metadata"}, map[string]any{"team": "b"}, ""},
 		{"vm flavor", "VirtualMachine", vm, []string{"flavorRef"}, "g", "flavorRef is immutable"},
-		{"vm flavor removed", "VirtualMachine", vm, []string{"flavorRef"}, nil, "flavorRef, imageRef, bootVolumeRef"},
+		{"vm flavor removed", "VirtualMachine", vm, []string{"flavorRef"}, nil, "flavorRef is immutable"},
 		{"vm image", "VirtualMachine", vm, []string{"imageRef"}, "j", "imageRef is immutable"},
 		{"vm networks", "VirtualMachine", vm, []string{"networks"}, []any{map[string]any{"networkRef": "m"}}, "networks are immutable"},
 		{"vm user data", "VirtualMachine", vm, []string{"userData", "key"}, "other", "userData is immutable"},
-		{"vm zone added", "VirtualMachine", vm, []string{"availabilityZone"}, "nova", "flavorRef, imageRef, bootVolumeRef"},
+		{"vm zone added", "VirtualMachine", vm, []string{"availabilityZone"}, "nova", "availabilityZone is immutable"},
 		{"vm power state", "VirtualMachine", vm, []string{"powerState"}, "stopped", ""},
 		{"vm volumes", "VirtualMachine", vm, []string{"volumes"}, []any{map[string]any{"volumeRef": "data"}}, ""},
 		{"vm security groups", "VirtualMachine", vm, []string{"securityGroupRefs"}, []any{"web"}, ""},
 		{"vm name and metadata", "VirtualMachine", vm, []string{"metadata"}, map[string]any{"role": "db"}, ""},
 		{"server group policy", "ServerGroup", sg, []string{"policy"}, "affinity", "policy is immutable"},
 		{"server group rule added", "ServerGroup", sg, []string{"maxServersPerHost"}, int64(3), "a server group cannot change"},
+		{"vmset template image", "VirtualMachineSet", set, []string{"template", "spec", "imageRef"}, "j", ""},
+		{"vmset template flavor", "VirtualMachineSet", set, []string{"template", "spec", "flavorRef"}, "g", ""},
+		{"vmset selector", "VirtualMachineSet", set, []string{"selector", "matchLabels"}, map[string]any{"app": "db"}, "selector is immutable"},
 		{"aggregate selector", "HostAggregate", "  nodeSelector: {disk: ssd}\n", []string{"nodeSelector"}, map[string]any{"disk": "nvme"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

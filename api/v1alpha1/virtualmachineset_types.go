@@ -1,0 +1,155 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// VirtualMachineSetStrategyType is how a changed template replaces the set's VMs.
+// +kubebuilder:validation:Enum=RollingUpdate;Recreate
+type VirtualMachineSetStrategyType string
+
+const (
+	// RollingUpdateStrategy replaces VMs a few at a time, within maxSurge and maxUnavailable.
+	RollingUpdateStrategy VirtualMachineSetStrategyType = "RollingUpdate"
+	// RecreateStrategy deletes every old VM before creating new ones.
+	RecreateStrategy VirtualMachineSetStrategyType = "Recreate"
+)
+
+// VirtualMachineSetStrategy says how VMs of an old template are replaced.
+// +kubebuilder:validation:XValidation:rule="!has(self.rollingUpdate) || self.type == 'RollingUpdate'",message="rollingUpdate applies to the RollingUpdate strategy only"
+type VirtualMachineSetStrategy struct {
+	// Type: RollingUpdate (default) or Recreate.
+	// +kubebuilder:default=RollingUpdate
+	// +optional
+	Type VirtualMachineSetStrategyType `json:"type,omitempty"`
+	// RollingUpdate bounds a rolling update.
+	// +optional
+	RollingUpdate *RollingUpdateVirtualMachineSet `json:"rollingUpdate,omitempty"`
+}
+
+// RollingUpdateVirtualMachineSet bounds a rolling update, as for a Deployment: a number or a
+// percentage of replicas (surge rounds up, unavailable rounds down).
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || self.maxSurge != 0 || self.maxUnavailable != 0",message="maxSurge and maxUnavailable cannot both be 0"
+type RollingUpdateVirtualMachineSet struct {
+	// MaxSurge: how many VMs above replicas may exist during an update (default 25%).
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="maxSurge must be a non-negative number or a percentage"
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+	// MaxUnavailable: how many VMs below replicas may be unavailable during an update (default 25%).
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="maxUnavailable must be a non-negative number or a percentage"
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// VirtualMachineTemplate is what every VM of a set is made from.
+type VirtualMachineTemplate struct {
+	// Labels and annotations of the VMs; the labels must match the set's selector.
+	// +optional
+	Metadata VirtualMachineTemplateMeta `json:"metadata,omitempty"`
+	// Spec of every VM. Its references name objects shared by all VMs of the set (a Port
+	// cannot be shared, so networks use networkRef).
+	// +kubebuilder:validation:XValidation:rule="!has(self.networks) || self.networks.all(n, !has(n.portRef))",message="a set's VMs cannot share a Port: use networkRef"
+	// +kubebuilder:validation:XValidation:rule="!has(self.volumes) && !has(self.bootVolumeRef)",message="a set's VMs cannot share volumes"
+	// +kubebuilder:validation:XValidation:rule="!has(self.import)",message="a set's VMs cannot import a server"
+	Spec VirtualMachineSpec `json:"spec"`
+}
+
+// VirtualMachineTemplateMeta are the labels and annotations of a set's VMs.
+type VirtualMachineTemplateMeta struct {
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// VirtualMachineSetSpec is the desired set of identical VMs.
+type VirtualMachineSetSpec struct {
+	// Replicas: how many VMs (default 1). Also set through the scale subresource
+	// (kubectl scale vmset/NAME --replicas=N).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Selector picks the set's VMs by label; it must match the template's labels. Immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="selector is immutable"
+	Selector metav1.LabelSelector `json:"selector"`
+
+	// Template of the VMs.
+	Template VirtualMachineTemplate `json:"template"`
+
+	// Strategy replaces VMs made from an older template.
+	// +optional
+	Strategy VirtualMachineSetStrategy `json:"strategy,omitempty"`
+
+	// MinReadySeconds: how long a VM must be Ready to count as available.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+}
+
+// VirtualMachineSetStatus is the observed state of a VirtualMachineSet.
+type VirtualMachineSetStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Replicas: VMs that exist (not being deleted).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// ReadyReplicas: VMs that are Ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// UpdatedReplicas: VMs made from the current template.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+	// AvailableReplicas: VMs Ready for at least minReadySeconds.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+	// TemplateHash labels the VMs of the current template.
+	// +optional
+	TemplateHash string `json:"templateHash,omitempty"`
+	// Selector in string form, for the scale subresource (autoscalers).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// Conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// VirtualMachineSet keeps a number of identical VirtualMachines, rolls them to a changed template
+// within its strategy's bounds, and scales with kubectl scale.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=vmset,categories=openstack
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VirtualMachineSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VirtualMachineSetSpec   `json:"spec"`
+	Status VirtualMachineSetStatus `json:"status,omitempty"`
+}
+
+// VirtualMachineSetList is a list of VirtualMachineSets.
+// +kubebuilder:object:root=true
+type VirtualMachineSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VirtualMachineSet `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VirtualMachineSet{}, &VirtualMachineSetList{})
+}

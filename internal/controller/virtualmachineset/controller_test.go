@@ -1,0 +1,207 @@
+package virtualmachineset
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+// Only the set controller runs here: the test plays the VM controller by marking VMs Ready.
+var env = testenv.New(func(mgr ctrl.Manager) error {
+	return (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ControllerName)}).SetupWithManager(mgr, 2)
+})
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+func vms(t *testing.T, set *kupenstackv1.VirtualMachineSet) []kupenstackv1.VirtualMachine {
+	t.Helper()
+	var list kupenstackv1.VirtualMachineList
+	if err := env.Client.List(env.Ctx, &list, client.InNamespace(set.Namespace), client.MatchingLabels{"app": set.Name}); err != nil {
+		t.Fatal(err)
+	}
+	var out []kupenstackv1.VirtualMachine
+	for _, vm := range list.Items {
+		if vm.DeletionTimestamp.IsZero() {
+			out = append(out, vm)
+		}
+	}
+	return out
+}
+
+// markReady plays the VM controller for every VM of the set that is not Ready yet.
+func markReady(t *testing.T, set *kupenstackv1.VirtualMachineSet) {
+	t.Helper()
+	for _, vm := range vms(t, set) {
+		if conditions.IsReady(vm.Status.Conditions, vm.Generation) {
+			continue
+		}
+		conditions.Set(&vm.Status.Conditions, vm.Generation, conditions.State{Ready: true})
+		if err := env.Client.Status().Update(env.Ctx, &vm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// settle waits until the set has want VMs, all of the current template, marking new ones Ready.
+func settle(t *testing.T, set *kupenstackv1.VirtualMachineSet, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		markReady(t, set)
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(set), set); err != nil {
+			t.Fatal(err)
+		}
+		st := set.Status
+		if meta.IsStatusConditionTrue(st.Conditions, kupenstackv1.ConditionReady) && st.ObservedGeneration == set.Generation &&
+			int(st.Replicas) == want && int(st.UpdatedReplicas) == want && int(st.AvailableReplicas) == want && len(vms(t, set)) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("set not settled at %d: %+v, %d VMs", want, st, len(vms(t, set)))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestScaleAndRoll(t *testing.T) {
+	env.Require(t)
+	ns := "vmset"
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	three := int32(3)
+	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Replicas: &three,
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Template: kupenstackv1.VirtualMachineTemplate{
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
+		},
+		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
+			MaxSurge: ptr(intstr.FromInt32(1)), MaxUnavailable: ptr(intstr.FromInt32(0))}},
+	}}
+	if err := env.Client.Create(env.Ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, set, 3)
+	first := vms(t, set)
+	for _, vm := range first {
+		if !metav1.IsControlledBy(&vm, set) || vm.Labels[HashLabel] != set.Status.TemplateHash || vm.Spec.ImageRef != "v1" {
+			t.Fatalf("VM %s: owner %v, labels %v, spec %+v", vm.Name, vm.OwnerReferences, vm.Labels, vm.Spec)
+		}
+	}
+	if set.Status.Selector != "app=web" {
+		t.Errorf("status.selector %q", set.Status.Selector)
+	}
+
+	// kubectl scale goes through the scale subresource.
+	scaleTo := func(n int32) {
+		t.Helper()
+		scale := &autoscalingv1.Scale{}
+		if err := env.Client.SubResource("scale").Get(env.Ctx, set, scale); err != nil {
+			t.Fatal(err)
+		}
+		if scale.Status.Selector != "app=web" {
+			t.Errorf("scale selector %q", scale.Status.Selector)
+		}
+		scale.Spec.Replicas = n
+		if err := env.Client.SubResource("scale").Update(env.Ctx, set, client.WithSubResourceBody(scale)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scaleTo(5)
+	settle(t, set, 5)
+	scaleTo(2)
+	settle(t, set, 2)
+
+	// A new template rolls: with maxUnavailable 0 an old VM goes only after a new one is Ready.
+	oldHash := set.Status.TemplateHash
+	set.Spec.Template.Spec.ImageRef = "v2"
+	if err := env.Client.Update(env.Ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		members := vms(t, set)
+		var old, ready int
+		for _, vm := range members {
+			if vm.Labels[HashLabel] == oldHash {
+				old++
+			}
+			if conditions.IsReady(vm.Status.Conditions, vm.Generation) {
+				ready++
+			}
+		}
+		if ready < 2 {
+			t.Fatalf("only %d Ready VMs during the rollout (maxUnavailable 0)", ready)
+		}
+		if len(members) > 3 {
+			t.Fatalf("%d VMs during the rollout (maxSurge 1)", len(members))
+		}
+		if old == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rollout stuck: %d old VMs", old)
+		}
+		time.Sleep(300 * time.Millisecond) // a new VM stays unready a while: the bounds must hold
+		markReady(t, set)
+	}
+	settle(t, set, 2)
+	for _, vm := range vms(t, set) {
+		if vm.Spec.ImageRef != "v2" {
+			t.Errorf("VM %s still has image %s", vm.Name, vm.Spec.ImageRef)
+		}
+	}
+}
+
+func TestSelectorMustMatchTemplate(t *testing.T) {
+	env.Require(t)
+	ns := "vmset-bad"
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		Template: kupenstackv1.VirtualMachineTemplate{
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
+		},
+	}}
+	if err := env.Client.Create(env.Ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(set), set); err != nil {
+			t.Fatal(err)
+		}
+		c := meta.FindStatusCondition(set.Status.Conditions, kupenstackv1.ConditionDegraded)
+		if c != nil && c.Status == metav1.ConditionTrue {
+			if c.Reason != kupenstackv1.ReasonInvalidConfiguration || c.Message != "the selector does not match the template's labels" {
+				t.Fatalf("degraded %+v", c)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Degraded condition: %+v", set.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var list kupenstackv1.VirtualMachineList
+	if err := env.Client.List(env.Ctx, &list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
+		t.Fatalf("VMs made for a bad set: %d (%v)", len(list.Items), err)
+	}
+}

@@ -41,8 +41,11 @@ var (
 		return controller.SetupAll(context.Background(), mgr, controller.Options{
 			Clients:      openstack.NewClients(openstack.FileSource(cloudsPath), cloudName, 50, 100),
 			ResyncPeriod: 10 * time.Minute,
-			DomainID:     "default",
-			MemberRole:   "member",
+			// Failed VMs are found by the list check, which tests should not wait 30 s for.
+			VMHealthPeriod: 3 * time.Second,
+			Workers:        4,
+			DomainID:       "default",
+			MemberRole:     "member",
 		})
 	}).WithNamespaceDeletion().
 		WithManagerClient(func(c client.Client) client.Client { return crashingClient{c} }).

@@ -61,6 +61,7 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.VolumeList{} },
 	func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
 	func() client.ObjectList { return &kupenstackv1.VirtualMachineList{} },
+	func() client.ObjectList { return &kupenstackv1.VirtualMachineSetList{} },
 }
 
 // SetupAll registers all controllers with mgr.

@@ -141,7 +141,10 @@ func operatorObjects(ns, flavor string) []client.Object {
 	for i := range numVMs {
 		port := fmt.Sprintf("port-%03d", i)
 		objs = append(objs,
-			&kupenstackv1.Port{ObjectMeta: om(port), Spec: kupenstackv1.PortSpec{NetworkRef: "net", SecurityGroupRefs: []string{"sg"}}},
+			&kupenstackv1.Port{ObjectMeta: om(port), Spec: kupenstackv1.PortSpec{NetworkRef: "net", SecurityGroupRefs: []string{"sg"},
+				// The subnet reference makes the port wait for the subnet: a port created on a
+				// network without one has no address, and Nova rejects it.
+				FixedIPs: []kupenstackv1.PortFixedIP{{SubnetRef: "sub"}}}},
 			&kupenstackv1.VirtualMachine{ObjectMeta: om(fmt.Sprintf("vm-%03d", i)), Spec: kupenstackv1.VirtualMachineSpec{
 				FlavorRef: flavor, ImageRef: "tiny", KeyPairRef: "key",
 				Networks: []kupenstackv1.VirtualMachineNIC{{PortRef: port}}}})

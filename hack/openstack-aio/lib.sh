@@ -32,3 +32,9 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 http_ok() { curl -fsS -o /dev/null -m 5 "$1"; }   # 2xx/3xx
 # pid file of a service we started; alive only if that pid still leads its own session
 alive() { local p; p=$(cat "$RUN/$1.pid" 2>/dev/null) && [ "$(ps -o sid= -p "$p" 2>/dev/null | tr -d ' ')" = "$p" ]; }
+
+# rabbitmqctl_aio runs rabbitmqctl against the all-in-one's broker: its node name and cookie (the
+# Debian wrapper switches to the rabbitmq user's home, so the cookie is passed explicitly).
+rabbitmqctl_aio() {
+  ERL_EPMD_ADDRESS=127.0.0.1 rabbitmqctl -n rabbit@localhost --erlang-cookie "$(cat "$STATE/rabbitmq/.erlang.cookie")" "$@"
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/virtualmachineset"
 	"github.com/kupenstack/kupenstack/internal/controller/volume"
 	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/openstack/notifications"
 )
 
 // Options are the operator-wide settings the controllers need.
@@ -37,6 +38,9 @@ type Options struct {
 	Clients *openstack.Clients
 	// ResyncPeriod is the default drift-check period of OpenStack resources.
 	ResyncPeriod time.Duration
+	// NotificationsURL, when set, is the AMQP broker of the cloud's notifications: state changes
+	// (a server going to ERROR) are then acted on at once rather than at the next list check.
+	NotificationsURL string
 	// Workers is how many objects of each kind are reconciled at once.
 	Workers int
 	// VMHealthPeriod is how often each project's servers are listed to find failed VMs.
@@ -68,6 +72,15 @@ var resourceLists = []func() client.ObjectList{
 func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	c := mgr.GetClient()
 	engine := generic.Options{Clients: o.Clients, ResyncPeriod: o.ResyncPeriod, Registry: generic.NewRegistry(), Workers: o.Workers}
+	if o.NotificationsURL != "" {
+		notifier := generic.NewNotifier()
+		engine.Notifier = notifier
+		if err := mgr.Add(&notifications.Listener{URL: o.NotificationsURL, Handle: func(ctx context.Context, ev notifications.Event) {
+			notifier.Notify(ctx, ev.Kind, ev.ID)
+		}}); err != nil {
+			return err
+		}
+	}
 	setups := []struct {
 		name  string
 		setup func() error

@@ -44,8 +44,10 @@ var (
 			// Failed VMs are found by the list check, which tests should not wait 30 s for.
 			VMHealthPeriod: 3 * time.Second,
 			Workers:        4,
-			DomainID:       "default",
-			MemberRole:     "member",
+			// The all-in-one's bus (make test sets it): notifications wake objects at once.
+			NotificationsURL: os.Getenv("KUPENSTACK_NOTIFICATIONS_URL"),
+			DomainID:         "default",
+			MemberRole:       "member",
 		})
 	}).WithNamespaceDeletion().
 		WithManagerClient(func(c client.Client) client.Client { return crashingClient{c} }).

@@ -75,6 +75,8 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Registry connects the kinds of one manager (for deletion guards).
 	Registry *Registry
+	// Notifier, when set, wakes objects at once on OpenStack notifications about their resource.
+	Notifier *Notifier
 	// Workers is how many objects of one kind are reconciled at once (1 when unset). OpenStack
 	// calls take long, so one slow server must not hold up every other VM.
 	Workers int
@@ -276,7 +278,7 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 				return nil, notReplaced(d)
 			}
 			heals.WithLabelValues(r.Name).Inc()
-			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "Replacing", "Recreate", "%s", d.Message)
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate", "%s", d.Message)
 		} else {
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate",
 				"%s %s was deleted outside KupenStack; creating it again", r.Name, st.ID)

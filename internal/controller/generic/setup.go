@@ -148,6 +148,14 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 		})
 	}
 
+	if opts.Notifier != nil {
+		notes := make(chan event.GenericEvent, 1024)
+		b = b.WatchesRawSource(source.Channel(notes, &handler.EnqueueRequestForObject{}))
+		if err := opts.Notifier.route(ctx, mgr, kind.Name, func() client.Object { return r.New() }, newList, notes); err != nil {
+			return fmt.Errorf("routing %s notifications: %w", kind.Name, err)
+		}
+	}
+
 	for _, w := range kind.Watches {
 		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map))
 	}

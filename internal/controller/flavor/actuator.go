@@ -74,12 +74,7 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*flavors.Flavor
 	if err != nil {
 		return nil, err
 	}
-	found, err := flavors.ExtractFlavors(pages)
-	out := make([]*flavors.Flavor, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(flavors.ExtractFlavors(pages))
 }
 
 func (a actuator) byName(ctx context.Context, s generic.Scope, n string) ([]*flavors.Flavor, error) {

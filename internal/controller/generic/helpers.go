@@ -79,3 +79,12 @@ func (e waitError) Error() string { return e.msg }
 
 // WaitFor returns an error that keeps the object Progressing with msg, and looks again after.
 func WaitFor(msg string, after time.Duration) error { return waitError{msg, after} }
+
+// Pointers turns a slice into pointers to its elements.
+func Pointers[R any](found []R, err error) ([]*R, error) {
+	out := make([]*R, len(found))
+	for i := range found {
+		out[i] = &found[i]
+	}
+	return out, err
+}

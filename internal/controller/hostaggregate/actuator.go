@@ -105,12 +105,7 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*aggregates.Agg
 	if err != nil {
 		return nil, err
 	}
-	found, err := aggregates.ExtractAggregates(pages)
-	out := make([]*aggregates.Aggregate, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(aggregates.ExtractAggregates(pages))
 }
 
 func (a actuator) byName(ctx context.Context, s generic.Scope, name string) ([]aggregates.Aggregate, error) {

@@ -249,12 +249,7 @@ func (actuator) ID(res *images.Image) string { return res.ID }
 // ListAll lists every image the project can see (its own, public and shared ones), so that
 // imported images are checked too.
 func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*images.Image, error) {
-	found, err := list(ctx, s, images.ListOpts{})
-	out := make([]*images.Image, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(list(ctx, s, images.ListOpts{}))
 }
 
 // InSync: an image still waiting for its data, or whose mutable fields differ, is not.

@@ -125,12 +125,7 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*keypairs.KeyPa
 	if err != nil {
 		return nil, err
 	}
-	found, err := keypairs.ExtractKeyPairs(pages)
-	out := make([]*keypairs.KeyPair, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(keypairs.ExtractKeyPairs(pages))
 }
 
 func (actuator) InSync(k *kupenstackv1.KeyPair, res *keypairs.KeyPair) bool {

@@ -140,7 +140,7 @@ func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, e
 	if err != nil {
 		return nil, err
 	}
-	return neutron.Pointers(api.ListFn(ctx, sc, neutron.Filter{}))
+	return generic.Pointers(api.ListFn(ctx, sc, neutron.Filter{}))
 }
 
 // InSync compares the fields Update manages; an unmanaged network is never out of sync.

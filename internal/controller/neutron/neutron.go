@@ -75,15 +75,6 @@ func FindOwned[R any](obj client.Object, name string, list func(tag, name string
 	return nil, nil
 }
 
-// Pointers turns a slice into pointers to its elements.
-func Pointers[R any](found []R, err error) ([]*R, error) {
-	out := make([]*R, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
-}
-
 func first[R any](found []R) *R {
 	if len(found) == 0 {
 		return nil
@@ -155,7 +146,7 @@ func (r Resource[O, R]) ID(res *R) string { return r.API.IDOf(res) }
 
 // ListAll lists the project's resources of the kind in one call (for the drift check).
 func (r Resource[O, R]) ListAll(ctx context.Context, s generic.Scope) ([]*R, error) {
-	return Pointers(r.list(ctx, s, Filter{ProjectID: s.ProjectID}))
+	return generic.Pointers(r.list(ctx, s, Filter{ProjectID: s.ProjectID}))
 }
 
 // Refresh re-reads res when an update changed it only through side calls (tags, rules).

@@ -59,12 +59,7 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*servergroups.S
 	if err != nil {
 		return nil, err
 	}
-	found, err := servergroups.ExtractServerGroups(pages)
-	out := make([]*servergroups.ServerGroup, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(servergroups.ExtractServerGroups(pages))
 }
 
 // byName lists the project's server groups called name.

@@ -139,12 +139,7 @@ func list(ctx context.Context, s generic.Scope, tag string) ([]*servers.Server, 
 	if err != nil {
 		return nil, err
 	}
-	found, err := servers.ExtractServers(pages)
-	out := make([]*servers.Server, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(servers.ExtractServers(pages))
 }
 
 func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*servers.Server, error) {

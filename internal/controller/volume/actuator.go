@@ -283,12 +283,7 @@ func attachedTo(res *volumes.Volume) []string {
 func (actuator) ID(res *volumes.Volume) string { return res.ID }
 
 func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*volumes.Volume, error) {
-	found, err := list(ctx, s, volumes.ListOpts{})
-	out := make([]*volumes.Volume, len(found))
-	for i := range found {
-		out[i] = &found[i]
-	}
-	return out, err
+	return generic.Pointers(list(ctx, s, volumes.ListOpts{}))
 }
 
 // InSync: a volume in another state than available or in-use, or whose size or mutable fields

@@ -35,16 +35,18 @@ const (
 )
 
 // benchConvergence: N VMs, each on its own port on one shared network and subnet, with one
-// security group and key pair; first a direct gophercloud program, then the operator, both with
-// the same concurrency in their own project; creation to all ACTIVE, then deletion to all gone.
-// The self-heal benchmark uses the operator's VMs before they are deleted.
+// security group and key pair; a direct gophercloud program and the operator, each in its own
+// project and with the same concurrency, run at the same time, so that the machine's noise hits
+// both alike: creation to all ACTIVE, then deletion to all gone. The self-heal benchmark uses
+// the operator's VMs between the two.
 func benchConvergence(t *testing.T, cl *cloud, rep *report) {
-	var base baselineResult
+	res := &convergenceResult{}
 	if enabled("converge") {
-		t.Run("baseline", func(t *testing.T) { base = runBaseline(t, cl) })
-		if t.Failed() {
-			return
-		}
+		rep.convergence = res
+	}
+	var base *baseline
+	if enabled("converge") {
+		base = newBaseline(t, cl)
 	}
 	ns := newNamespace(t, "bench-vm-"+runID)
 	flavor := &kupenstackv1.Flavor{ObjectMeta: metav1.ObjectMeta{Name: ns + "-nano"}, Spec: kupenstackv1.FlavorSpec{
@@ -68,64 +70,90 @@ func benchConvergence(t *testing.T, cl *cloud, rep *report) {
 		}
 		return nil
 	})
-
 	objs := operatorObjects(ns, flavor.Name)
-	requestsBefore := requestCounts()
-	start := time.Now()
-	create(t, objs...)
-	waitFor(t, "all VMs ACTIVE", 250*time.Millisecond, 30*time.Minute, func() error {
-		var vms kupenstackv1.VirtualMachineList
-		if err := env.Client.List(env.Ctx, &vms, client.InNamespace(ns)); err != nil {
-			return err
+
+	t.Run("create", func(t *testing.T) {
+		if base != nil {
+			t.Run("direct", func(t *testing.T) {
+				t.Parallel()
+				res.baseCreate = base.create(t)
+				rep.save(t)
+			})
 		}
-		n := 0
-		for i := range vms.Items {
-			vm := &vms.Items[i]
-			if ready(vm) && vm.Status.Resource != nil && vm.Status.Resource.Status == "ACTIVE" {
-				n++
-			}
-		}
-		if n < numVMs {
-			return fmt.Errorf("%d of %d ACTIVE", n, numVMs)
-		}
-		return nil
+		t.Run("operator", func(t *testing.T) {
+			t.Parallel()
+			before := requestCounts()
+			start := time.Now()
+			create(t, objs...)
+			waitFor(t, "all VMs ACTIVE", 250*time.Millisecond, 60*time.Minute, func() error {
+				var vms kupenstackv1.VirtualMachineList
+				if err := env.Client.List(env.Ctx, &vms, client.InNamespace(ns)); err != nil {
+					return err
+				}
+				n := 0
+				for i := range vms.Items {
+					vm := &vms.Items[i]
+					if ready(vm) && vm.Status.Resource != nil && vm.Status.Resource.Status == "ACTIVE" {
+						n++
+					}
+				}
+				if n < numVMs {
+					return fmt.Errorf("%d of %d ACTIVE", n, numVMs)
+				}
+				return nil
+			})
+			res.opCreate = time.Since(start)
+			res.opCreateCalls = requestCounts().minus(before)
+			t.Logf("operator: %d VMs ACTIVE in %s; OpenStack requests: %v", numVMs, res.opCreate, res.opCreateCalls)
+			rep.save(t)
+		})
 	})
-	opCreate := time.Since(start)
-	createCalls := requestCounts().minus(requestsBefore)
-	t.Logf("operator: %d VMs ACTIVE in %s, %g OpenStack requests", numVMs, opCreate, createCalls.total())
+	if t.Failed() {
+		return
+	}
 
 	if enabled("heal") {
 		t.Run("heal", func(t *testing.T) { benchHeal(t, cl, ns, rep) })
+		rep.save(t)
 	}
 
-	requestsBefore = requestCounts()
-	start = time.Now()
-	for _, o := range objs {
-		if err := env.Client.Delete(env.Ctx, o); err != nil {
-			t.Fatalf("deleting %s: %v", o.GetName(), err)
+	t.Run("delete", func(t *testing.T) {
+		if base != nil {
+			t.Run("direct", func(t *testing.T) {
+				t.Parallel()
+				res.baseDelete = base.delete(t)
+				rep.save(t)
+			})
 		}
-	}
-	waitFor(t, "all objects gone", 250*time.Millisecond, 30*time.Minute, func() error {
-		left := 0
-		for _, l := range []client.ObjectList{&kupenstackv1.VirtualMachineList{}, &kupenstackv1.PortList{},
-			&kupenstackv1.SecurityGroupList{}, &kupenstackv1.KeyPairList{}, &kupenstackv1.SubnetList{}, &kupenstackv1.NetworkList{}} {
-			if err := env.Client.List(env.Ctx, l, client.InNamespace(ns)); err != nil {
-				return err
+		t.Run("operator", func(t *testing.T) {
+			t.Parallel()
+			before := requestCounts()
+			start := time.Now()
+			for _, o := range objs {
+				if err := env.Client.Delete(env.Ctx, o); err != nil {
+					t.Fatalf("deleting %s: %v", o.GetName(), err)
+				}
 			}
-			left += lenList(l)
-		}
-		if left > 0 {
-			return fmt.Errorf("%d objects left", left)
-		}
-		return nil
+			waitFor(t, "all objects gone", 250*time.Millisecond, 60*time.Minute, func() error {
+				left := 0
+				for _, l := range []client.ObjectList{&kupenstackv1.VirtualMachineList{}, &kupenstackv1.PortList{},
+					&kupenstackv1.SecurityGroupList{}, &kupenstackv1.KeyPairList{}, &kupenstackv1.SubnetList{}, &kupenstackv1.NetworkList{}} {
+					if err := env.Client.List(env.Ctx, l, client.InNamespace(ns)); err != nil {
+						return err
+					}
+					left += lenList(l)
+				}
+				if left > 0 {
+					return fmt.Errorf("%d objects left", left)
+				}
+				return nil
+			})
+			res.opDelete = time.Since(start)
+			res.opDeleteCalls = requestCounts().minus(before)
+			t.Logf("operator: everything deleted in %s; OpenStack requests: %v", res.opDelete, res.opDeleteCalls)
+			rep.save(t)
+		})
 	})
-	opDelete := time.Since(start)
-	deleteCalls := requestCounts().minus(requestsBefore)
-	t.Logf("operator: everything deleted in %s, %g OpenStack requests", opDelete, deleteCalls.total())
-	if enabled("converge") {
-		rep.convergence = &convergenceResult{base: base, opCreate: opCreate, opDelete: opDelete,
-			opCreateCalls: createCalls.total(), opDeleteCalls: deleteCalls.total()}
-	}
 }
 
 // operatorObjects are the objects `kubectl apply` would create: network, subnet, security
@@ -152,62 +180,66 @@ func operatorObjects(ns, flavor string) []client.Object {
 	return objs
 }
 
-type baselineResult struct {
-	create, delete time.Duration
-}
-
-// runBaseline does what the operator does, directly with gophercloud, in a fresh project: the
+// baseline does what the operator does, directly with gophercloud, in a fresh project: the
 // shared resources one after the other, then per VM a port and a server on it, `workers` VMs at
 // a time, each waited for until ACTIVE (polled every second, as gophercloud's WaitFor does).
 // Deletion: servers (waited for until gone), ports, then the shared resources.
-func runBaseline(t *testing.T, cl *cloud) baselineResult {
+type baseline struct {
+	nova, neutron     *gophercloud.ServiceClient
+	flavorID, imageID string
+	keyName           string
+
+	mu          sync.Mutex
+	serverIDs   []string
+	portIDs     []string
+	netID, sgID string
+	keyMade     bool
+}
+
+func newBaseline(t *testing.T, cl *cloud) *baseline {
 	ctx := env.Ctx
 	projectID := cl.newProject(t, "kupenstack-bench-baseline-"+runID)
 	cl.unlimit(t, projectID)
-	nova, neutron, err := cl.scoped(ctx, projectID)
-	if err != nil {
+	b := &baseline{keyName: "bench-baseline-" + runID}
+	var err error
+	if b.nova, b.neutron, err = cl.scoped(ctx, projectID); err != nil {
 		t.Fatal(err)
 	}
-	flavorID, imageID := lookupFlavorImage(t, cl, nova)
-	keyName := "bench-baseline-" + runID
-
-	var (
-		mu        sync.Mutex
-		serverIDs []string
-		portIDs   []string
-		netID     string
-		sgID      string
-		keyMade   bool
-	)
+	b.flavorID, b.imageID = lookupFlavorImage(t, cl, b.nova)
 	// Whatever is left (after a failure) goes when the test ends, before the project.
 	t.Cleanup(func() {
 		ctx := context.Background()
-		for _, id := range serverIDs {
+		nova, neutron := b.nova, b.neutron
+		for _, id := range b.serverIDs {
 			_ = servers.ForceDelete(ctx, nova, id).ExtractErr()
 		}
-		for _, id := range serverIDs {
+		for _, id := range b.serverIDs {
 			waitGone(ctx, func() error { return servers.Get(ctx, nova, id).Err })
 		}
-		for _, id := range portIDs {
+		for _, id := range b.portIDs {
 			_ = ports.Delete(ctx, neutron, id).ExtractErr()
 		}
-		if sgID != "" {
-			_ = groups.Delete(ctx, neutron, sgID).ExtractErr()
+		if b.sgID != "" {
+			_ = groups.Delete(ctx, neutron, b.sgID).ExtractErr()
 		}
-		if netID != "" {
-			_ = networks.Delete(ctx, neutron, netID).ExtractErr()
+		if b.netID != "" {
+			_ = networks.Delete(ctx, neutron, b.netID).ExtractErr()
 		}
-		if keyMade {
-			_ = keypairs.Delete(ctx, nova, keyName, nil).ExtractErr()
+		if b.keyMade {
+			_ = keypairs.Delete(ctx, nova, b.keyName, nil).ExtractErr()
 		}
 	})
+	return b
+}
 
+func (b *baseline) create(t *testing.T) time.Duration {
+	ctx, nova, neutron := env.Ctx, b.nova, b.neutron
 	start := time.Now()
 	net, err := networks.Create(ctx, neutron, networks.CreateOpts{Name: "net"}).Extract()
 	if err != nil {
 		t.Fatal(err)
 	}
-	netID = net.ID
+	b.netID = net.ID
 	if _, err := subnets.Create(ctx, neutron, subnets.CreateOpts{NetworkID: net.ID, CIDR: cidr, IPVersion: gophercloud.IPv4}).Extract(); err != nil {
 		t.Fatal(err)
 	}
@@ -215,28 +247,28 @@ func runBaseline(t *testing.T, cl *cloud) baselineResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sgID = sg.ID
-	if _, err := keypairs.Create(ctx, nova, keypairs.CreateOpts{Name: keyName, PublicKey: publicKey}).Extract(); err != nil {
+	b.sgID = sg.ID
+	if _, err := keypairs.Create(ctx, nova, keypairs.CreateOpts{Name: b.keyName, PublicKey: publicKey}).Extract(); err != nil {
 		t.Fatal(err)
 	}
-	keyMade = true
+	b.keyMade = true
 	err = parallel(numVMs, workers, func(i int) error {
 		p, err := ports.Create(ctx, neutron, ports.CreateOpts{Name: fmt.Sprintf("port-%03d", i), NetworkID: net.ID,
 			SecurityGroups: &[]string{sg.ID}}).Extract()
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		portIDs = append(portIDs, p.ID)
-		mu.Unlock()
+		b.mu.Lock()
+		b.portIDs = append(b.portIDs, p.ID)
+		b.mu.Unlock()
 		srv, err := servers.Create(ctx, nova, withKey{servers.CreateOpts{Name: fmt.Sprintf("vm-%03d", i),
-			FlavorRef: flavorID, ImageRef: imageID, Networks: []servers.Network{{Port: p.ID}}}, keyName}, nil).Extract()
+			FlavorRef: b.flavorID, ImageRef: b.imageID, Networks: []servers.Network{{Port: p.ID}}}, b.keyName}, nil).Extract()
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		serverIDs = append(serverIDs, srv.ID)
-		mu.Unlock()
+		b.mu.Lock()
+		b.serverIDs = append(b.serverIDs, srv.ID)
+		b.mu.Unlock()
 		return gophercloud.WaitFor(ctx, func(ctx context.Context) (bool, error) {
 			s, err := servers.Get(ctx, nova, srv.ID).Extract()
 			if err != nil {
@@ -251,17 +283,20 @@ func runBaseline(t *testing.T, cl *cloud) baselineResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res baselineResult
-	res.create = time.Since(start)
-	t.Logf("baseline: %d VMs ACTIVE in %s", numVMs, res.create)
+	d := time.Since(start)
+	t.Logf("direct: %d VMs ACTIVE in %s", numVMs, d)
+	return d
+}
 
-	start = time.Now()
-	if err := parallel(len(serverIDs), workers, func(i int) error {
-		if err := servers.Delete(ctx, nova, serverIDs[i]).ExtractErr(); err != nil {
+func (b *baseline) delete(t *testing.T) time.Duration {
+	ctx, nova, neutron := env.Ctx, b.nova, b.neutron
+	start := time.Now()
+	if err := parallel(len(b.serverIDs), workers, func(i int) error {
+		if err := servers.Delete(ctx, nova, b.serverIDs[i]).ExtractErr(); err != nil {
 			return err
 		}
 		return gophercloud.WaitFor(ctx, func(ctx context.Context) (bool, error) {
-			err := servers.Get(ctx, nova, serverIDs[i]).Err
+			err := servers.Get(ctx, nova, b.serverIDs[i]).Err
 			if openstack.IsNotFound(err) {
 				return true, nil
 			}
@@ -270,25 +305,25 @@ func runBaseline(t *testing.T, cl *cloud) baselineResult {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := parallel(len(portIDs), workers, func(i int) error { return ports.Delete(ctx, neutron, portIDs[i]).ExtractErr() }); err != nil {
+	if err := parallel(len(b.portIDs), workers, func(i int) error { return ports.Delete(ctx, neutron, b.portIDs[i]).ExtractErr() }); err != nil {
 		t.Fatal(err)
 	}
-	serverIDs, portIDs = nil, nil
-	if err := groups.Delete(ctx, neutron, sg.ID).ExtractErr(); err != nil {
+	b.serverIDs, b.portIDs = nil, nil
+	if err := groups.Delete(ctx, neutron, b.sgID).ExtractErr(); err != nil {
 		t.Fatal(err)
 	}
-	sgID = ""
-	if err := keypairs.Delete(ctx, nova, keyName, nil).ExtractErr(); err != nil {
+	b.sgID = ""
+	if err := keypairs.Delete(ctx, nova, b.keyName, nil).ExtractErr(); err != nil {
 		t.Fatal(err)
 	}
-	keyMade = false
-	if err := networks.Delete(ctx, neutron, net.ID).ExtractErr(); err != nil { // with its subnet
+	b.keyMade = false
+	if err := networks.Delete(ctx, neutron, b.netID).ExtractErr(); err != nil { // with its subnet
 		t.Fatal(err)
 	}
-	netID = ""
-	res.delete = time.Since(start)
-	t.Logf("baseline: everything deleted in %s", res.delete)
-	return res
+	b.netID = ""
+	d := time.Since(start)
+	t.Logf("direct: everything deleted in %s", d)
+	return d
 }
 
 // withKey adds key_name to a server create request.

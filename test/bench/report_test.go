@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,12 +88,12 @@ func resyncListCounts() counts { return counter("kupenstack_resync_list_calls_to
 func lenList(l client.ObjectList) int { return meta.LenList(l) }
 
 type convergenceResult struct {
-	base                         baselineResult
-	opCreate, opDelete           time.Duration
-	opCreateCalls, opDeleteCalls float64
+	baseCreate, baseDelete, opCreate, opDelete time.Duration
+	opCreateCalls, opDeleteCalls               counts
 }
 
 type report struct {
+	mu          sync.Mutex
 	started     time.Time
 	convergence *convergenceResult
 	heal        *healResult
@@ -106,29 +107,37 @@ const (
 	endMarker   = "<!-- bench:end -->"
 )
 
-// finish prints the report and, with BENCH_OUT set, puts it between the markers of that file.
+// finish prints the report and saves it.
 func (r *report) finish(t *testing.T) {
+	fmt.Println(r.save(t))
+}
+
+// save puts the report so far, with BENCH_OUT set, between the markers of that file (after each
+// part, so that a run cut short still leaves what it measured).
+func (r *report) save(t *testing.T) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var b bytes.Buffer
 	r.write(&b, t.Failed())
-	fmt.Println(b.String())
 	out := os.Getenv("BENCH_OUT")
 	if out == "" {
-		return
+		return b.String()
 	}
 	doc, err := os.ReadFile(out)
 	if err != nil {
 		t.Errorf("reading %s: %v", out, err)
-		return
+		return b.String()
 	}
 	before, rest, ok1 := strings.Cut(string(doc), beginMarker)
 	_, after, ok2 := strings.Cut(rest, endMarker)
 	if !ok1 || !ok2 {
 		t.Errorf("%s has no %s ... %s section", out, beginMarker, endMarker)
-		return
+		return b.String()
 	}
 	if err := os.WriteFile(out, []byte(before+beginMarker+"\n"+b.String()+endMarker+after), 0o644); err != nil {
 		t.Error(err)
 	}
+	return b.String()
 }
 
 func (r *report) write(b *bytes.Buffer, failed bool) {
@@ -147,16 +156,24 @@ func (r *report) write(b *bytes.Buffer, failed bool) {
 
 	if c := r.convergence; c != nil {
 		p("\n### 1. Convergence: N=%d VMs, each with a port (shared network, subnet, security group, key pair)\n", numVMs)
+		p("The direct program and the operator run at the same time, each in its own project, so that both see the same load.\n")
 		p("| direction | direct gophercloud (%d at a time) | operator (`--workers %d`) | ratio operator/direct | target | met |", workers, workers)
 		p("| --- | ---: | ---: | ---: | ---: | --- |")
 		for _, row := range []struct {
 			name     string
 			base, op time.Duration
-			calls    float64
-		}{{"create → all ACTIVE", c.base.create, c.opCreate, c.opCreateCalls}, {"delete → all gone", c.base.delete, c.opDelete, c.opDeleteCalls}} {
+			calls    counts
+		}{{"create → all ACTIVE", c.baseCreate, c.opCreate, c.opCreateCalls}, {"delete → all gone", c.baseDelete, c.opDelete, c.opDeleteCalls}} {
+			if row.base == 0 || row.op == 0 {
+				p("| %s | %s | %s | not measured | ≤ 1.15× | |", row.name, fmtDur(row.base), fmtDur(row.op))
+				continue
+			}
 			ratio := row.op.Seconds() / row.base.Seconds()
-			p("| %s | %s | %s (%g OpenStack requests) | %.2f× | ≤ 1.15× | %s |", row.name, fmtDur(row.base), fmtDur(row.op), row.calls, ratio, yesNo(ratio <= 1.15))
+			p("| %s | %s | %s (%g OpenStack requests) | %.2f× | ≤ 1.15× | %s |", row.name, fmtDur(row.base), fmtDur(row.op), row.calls.total(), ratio, yesNo(ratio <= 1.15))
 		}
+		p("\nThe operator's OpenStack requests (service method code: count):\n")
+		p("- create: %s", c.opCreateCalls)
+		p("- delete: %s", c.opDeleteCalls)
 	}
 	if h := r.heal; h != nil && len(h.total) > 0 {
 		p("\n### 3. Self-heal: server reset to ERROR → replacement ACTIVE in the object's status (%d VMs, one at a time)\n", len(h.total))

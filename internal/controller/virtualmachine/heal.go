@@ -2,12 +2,14 @@ package virtualmachine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // Backoff is how long a VM waits between replacements of a server that keeps failing: the first
@@ -54,4 +56,22 @@ func (b Backoff) decide(vm *kupenstackv1.VirtualMachine, failure string, now tim
 	st.LastFailureReason = failure
 	st.AppliedPowerState = kupenstackv1.PowerStateRunning // a new server starts running
 	return generic.HealDecision{Replace: true, Message: fmt.Sprintf("%s; replacing it (restart %d)", failure, st.RestartCount)}
+}
+
+// portReleaseTimeout bounds how long after a replacement decision a busy port is taken to be
+// still held by the failed server being deleted.
+const portReleaseTimeout = 2 * time.Minute
+
+// replacingPortBusy turns Nova's 409 "Port ... is still in use", answered to the create of a
+// replacement shortly after the failed server was deleted (the port is free only once Nova has
+// torn that server down), into a short wait; otherwise, e.g. a port another server really uses,
+// the error stays what it is.
+func replacingPortBusy(vm *kupenstackv1.VirtualMachine, err error, now time.Time) error {
+	if err == nil || !openstack.IsConflict(err) || !strings.Contains(err.Error(), "still in use") {
+		return err
+	}
+	if last := vm.Status.LastRestartTime; last == nil || now.Sub(last.Time) > portReleaseTimeout {
+		return err
+	}
+	return generic.WaitFor("waiting for the replaced server to release its port", 2*time.Second)
 }

@@ -36,7 +36,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.flavorRef)",message="flavorRef is required unless the server is imported"
 // +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef) || !has(self.volumes) || self.volumes.all(v, v.volumeRef != self.bootVolumeRef)",message="the boot volume cannot also be in volumes"
-// +kubebuilder:validation:XValidation:rule="!(has(self.availabilityZone) && has(self.hostAggregateRef))",message="availabilityZone and hostAggregateRef are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="[has(self.availabilityZone), has(self.hostAggregateRef), has(self.nodeSelector)].filter(x, x).size() <= 1",message="availabilityZone, hostAggregateRef and nodeSelector are mutually exclusive"
 type VirtualMachineSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -115,6 +115,13 @@ type VirtualMachineSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	HostAggregateRef string `json:"hostAggregateRef,omitempty"`
+
+	// NodeSelector places the server on Kubernetes nodes with these labels: through the one
+	// HostAggregate whose nodeSelector includes all of them (its availability zone). Immutable.
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// ServerGroupRef names a ServerGroup object whose policy places this server. Immutable.
 	// +kubebuilder:validation:MinLength=1
@@ -256,6 +263,7 @@ type VirtualMachineStatus struct {
 // +kubebuilder:validation:XValidation:rule="has(self.spec.userData) == has(oldSelf.spec.userData) && (!has(self.spec.userData) || self.spec.userData == oldSelf.spec.userData)",message="userData is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.availabilityZone) == has(oldSelf.spec.availabilityZone) && (!has(self.spec.availabilityZone) || self.spec.availabilityZone == oldSelf.spec.availabilityZone)",message="availabilityZone is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.hostAggregateRef) == has(oldSelf.spec.hostAggregateRef) && (!has(self.spec.hostAggregateRef) || self.spec.hostAggregateRef == oldSelf.spec.hostAggregateRef)",message="hostAggregateRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.nodeSelector) == has(oldSelf.spec.nodeSelector) && (!has(self.spec.nodeSelector) || self.spec.nodeSelector == oldSelf.spec.nodeSelector)",message="nodeSelector is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.serverGroupRef) == has(oldSelf.spec.serverGroupRef) && (!has(self.spec.serverGroupRef) || self.spec.serverGroupRef == oldSelf.spec.serverGroupRef)",message="serverGroupRef is immutable"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -62,7 +62,10 @@ func TestHostAggregatePlacement(t *testing.T) {
 	img := publicImage(ns)
 	vm := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "placed"), Spec: kupenstackv1.VirtualMachineSpec{
 		FlavorRef: flavor.Name, ImageRef: "tiny", HostAggregateRef: agg.Name}}
-	create(t, agg, img, vm)
+	// The same placement by node labels: the aggregate whose selector includes them.
+	bySelector := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "selected"), Spec: kupenstackv1.VirtualMachineSpec{
+		FlavorRef: flavor.Name, ImageRef: "tiny", NodeSelector: map[string]string{label: "fast"}}}
+	create(t, agg, img, vm, bySelector)
 	waitReady(t, agg)
 	id, err := strconv.Atoi(agg.Status.ID)
 	if err != nil {
@@ -78,12 +81,14 @@ func TestHostAggregatePlacement(t *testing.T) {
 	if !slices.Equal(agg.Status.NodesWithoutCompute, []string{other.Name}) {
 		t.Errorf("nodes without compute %v", agg.Status.NodesWithoutCompute)
 	}
-	waitReady(t, vm)
-	if r := vm.Status.Resource; r == nil || r.AvailabilityZone != ns || r.Host != aioHost {
-		t.Errorf("VM placed in %+v", r)
+	for _, v := range []*kupenstackv1.VirtualMachine{vm, bySelector} {
+		waitReady(t, v)
+		if r := v.Status.Resource; r == nil || r.AvailabilityZone != ns || r.Host != aioHost {
+			t.Errorf("VM %s placed in %+v", v.Name, r)
+		}
 	}
-	// The VM is in the zone, so the host cannot leave it yet: delete the VM first.
-	deleteAll(t, ns, false, vm, img)
+	// The VMs are in the zone, so the host cannot leave it yet: delete them first.
+	deleteAll(t, ns, false, vm, bySelector, img)
 
 	setLabel("slow")
 	eventually(t, "host leaves the aggregate", func() error {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/hostaggregate"
 	"github.com/kupenstack/kupenstack/internal/controller/nova"
@@ -242,6 +243,13 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 		}
 		opts.AvailabilityZone = hostaggregate.Zone(&agg)
 	}
+	if len(vm.Spec.NodeSelector) > 0 {
+		zone, err := a.zoneFor(ctx, vm.Spec.NodeSelector)
+		if err != nil {
+			return nil, err
+		}
+		opts.AvailabilityZone = zone
+	}
 	if vol := vm.Spec.BootVolumeRef; vol != "" {
 		opts.BlockDevice = []servers.BlockDevice{{SourceType: servers.SourceVolume, DestinationType: servers.DestinationVolume,
 			UUID: s.DependencyID("Volume", vol), BootIndex: 0}}
@@ -280,6 +288,44 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 	// The create response has the ID only; the first observation must not look like an error.
 	srv.Status, srv.Name = "BUILD", opts.Name
 	return srv, nil
+}
+
+// zoneFor finds the availability zone of the one Ready HostAggregate whose node selector includes
+// every label of selector: all of its hosts carry those labels.
+func (a actuator) zoneFor(ctx context.Context, selector map[string]string) (string, error) {
+	var list kupenstackv1.HostAggregateList
+	if err := a.kube.List(ctx, &list); err != nil {
+		return "", err
+	}
+	var names []string
+	zone := ""
+	for _, agg := range list.Items {
+		if !includes(agg.Spec.NodeSelector, selector) {
+			continue
+		}
+		if !conditions.IsReady(agg.Status.Conditions, agg.Generation) {
+			return "", generic.WaitFor(fmt.Sprintf("waiting for HostAggregate/%s, which selects nodes labelled %v, to be ready", agg.Name, selector), 10*time.Second)
+		}
+		names = append(names, agg.Name)
+		zone = hostaggregate.Zone(&agg)
+	}
+	switch len(names) {
+	case 0:
+		return "", generic.WaitFor(fmt.Sprintf("waiting for a HostAggregate that selects nodes labelled %v", selector), 30*time.Second)
+	case 1:
+		return zone, nil
+	}
+	return "", generic.InvalidConfig(fmt.Sprintf("nodeSelector %v matches several HostAggregates %v; use hostAggregateRef", selector, names))
+}
+
+// includes says whether every pair of sub is in set.
+func includes(set, sub map[string]string) bool {
+	for k, v := range sub {
+		if got, ok := set[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // keyPairOpts adds key_name to the create request.

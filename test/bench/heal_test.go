@@ -34,7 +34,7 @@ func benchHeal(t *testing.T, cl *cloud, ns string, rep *report) {
 			t.Fatal(err)
 		}
 		var detected time.Duration
-		waitFor(t, key.Name+" replaced", 100*time.Millisecond, 5*time.Minute, func() error {
+		waitFor(t, key.Name+" replaced", 100*time.Millisecond, 20*time.Minute, func() error {
 			if err := env.Client.Get(env.Ctx, key, vm); err != nil {
 				return err
 			}

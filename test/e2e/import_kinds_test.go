@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,7 +13,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,93 +49,48 @@ var importCases = []importCase{
 		make: func(ctx context.Context, c osClients, at importSite, name string) (string, string, error) {
 			r, err := subnets.Create(ctx, c.neutron, subnets.CreateOpts{NetworkID: at.network, ProjectID: at.project, Name: name,
 				Description: byHand, IPVersion: 4, CIDR: fmt.Sprintf("10.62.%d.0/24", importCIDR.Add(1)%250)}).Extract()
-			if err != nil {
-				return "", "", err
-			}
-			return r.ID, r.Name, nil
+			return made(r, err, func(r *subnets.Subnet) (string, string) { return r.ID, r.Name })
 		},
-		describe: func(ctx context.Context, c osClients, id string) (string, error) {
-			r, err := subnets.Get(ctx, c.neutron, id).Extract()
-			if err != nil {
-				return "", err
-			}
-			return r.Description, nil
-		},
-		bare: func() generic.Object { return &kupenstackv1.Subnet{} },
+		describe: neutronDescription("subnets"),
+		bare:     func() generic.Object { return &kupenstackv1.Subnet{} },
 	},
 	{
 		kind: "Router",
 		make: func(ctx context.Context, c osClients, at importSite, name string) (string, string, error) {
 			r, err := routers.Create(ctx, c.neutron, routers.CreateOpts{ProjectID: at.project, Name: name, Description: byHand}).Extract()
-			if err != nil {
-				return "", "", err
-			}
-			return r.ID, r.Name, nil
+			return made(r, err, func(r *routers.Router) (string, string) { return r.ID, r.Name })
 		},
-		describe: func(ctx context.Context, c osClients, id string) (string, error) {
-			r, err := routers.Get(ctx, c.neutron, id).Extract()
-			if err != nil {
-				return "", err
-			}
-			return r.Description, nil
-		},
-		bare: func() generic.Object { return &kupenstackv1.Router{} },
+		describe: neutronDescription("routers"),
+		bare:     func() generic.Object { return &kupenstackv1.Router{} },
 	},
 	{
 		kind: "Port",
 		make: func(ctx context.Context, c osClients, at importSite, name string) (string, string, error) {
 			r, err := ports.Create(ctx, c.neutron, ports.CreateOpts{NetworkID: at.network, ProjectID: at.project, Name: name, Description: byHand}).Extract()
-			if err != nil {
-				return "", "", err
-			}
-			return r.ID, r.Name, nil
+			return made(r, err, func(r *ports.Port) (string, string) { return r.ID, r.Name })
 		},
-		describe: func(ctx context.Context, c osClients, id string) (string, error) {
-			r, err := ports.Get(ctx, c.neutron, id).Extract()
-			if err != nil {
-				return "", err
-			}
-			return r.Description, nil
-		},
-		bare: func() generic.Object { return &kupenstackv1.Port{} },
+		describe: neutronDescription("ports"),
+		bare:     func() generic.Object { return &kupenstackv1.Port{} },
 	},
 	{
 		kind: "FloatingIP",
 		// A floating IP's import name is its address.
 		make: func(ctx context.Context, c osClients, at importSite, _ string) (string, string, error) {
 			r, err := floatingips.Create(ctx, c.neutron, floatingips.CreateOpts{FloatingNetworkID: at.public, ProjectID: at.project, Description: byHand}).Extract()
-			if err != nil {
-				return "", "", err
-			}
-			return r.ID, r.FloatingIP, nil
+			return made(r, err, func(r *floatingips.FloatingIP) (string, string) { return r.ID, r.FloatingIP })
 		},
-		describe: func(ctx context.Context, c osClients, id string) (string, error) {
-			r, err := floatingips.Get(ctx, c.neutron, id).Extract()
-			if err != nil {
-				return "", err
-			}
-			return r.Description, nil
-		},
-		bare:    func() generic.Object { return &kupenstackv1.FloatingIP{} },
-		missing: "192.0.2.250",
+		describe: neutronDescription("floatingips"),
+		bare:     func() generic.Object { return &kupenstackv1.FloatingIP{} },
+		missing:  "192.0.2.250",
 	},
 	{
 		kind: "SecurityGroup",
 		make: func(ctx context.Context, c osClients, at importSite, name string) (string, string, error) {
 			r, err := groups.Create(ctx, c.neutron, groups.CreateOpts{ProjectID: at.project, Name: name, Description: byHand}).Extract()
-			if err != nil {
-				return "", "", err
-			}
-			return r.ID, r.Name, nil
+			return made(r, err, func(r *groups.SecGroup) (string, string) { return r.ID, r.Name })
 		},
-		describe: func(ctx context.Context, c osClients, id string) (string, error) {
-			r, err := groups.Get(ctx, c.neutron, id).Extract()
-			if err != nil {
-				return "", err
-			}
-			return r.Description, nil
-		},
-		bare: func() generic.Object { return &kupenstackv1.SecurityGroup{} },
+		describe: neutronDescription("security-groups"),
+		bare:     func() generic.Object { return &kupenstackv1.SecurityGroup{} },
 	},
 	{
 		kind: "KeyPair",
@@ -143,13 +98,19 @@ var importCases = []importCase{
 		make: func(ctx context.Context, c osClients, _ importSite, name string) (string, string, error) {
 			kpName := fmt.Sprintf("%x-%x", time.Now().UnixNano(), len(name))
 			r, err := keypairs.Create(ctx, c.nova, keypairs.CreateOpts{Name: kpName, PublicKey: testPublicKey}).Extract()
-			if err != nil {
-				return "", "", err
-			}
-			return r.Name, r.Name, nil
+			return made(r, err, func(r *keypairs.KeyPair) (string, string) { return r.Name, r.Name })
 		},
 		bare: func() generic.Object { return &kupenstackv1.KeyPair{} },
 	},
+}
+
+// made returns a hand-made resource's ID and import name.
+func made[R any](r *R, err error, idName func(*R) (string, string)) (string, string, error) {
+	if err != nil {
+		return "", "", err
+	}
+	id, name := idName(r)
+	return id, name, nil
 }
 
 // specDescription is the spec's description field of the kinds that have one.
@@ -190,8 +151,7 @@ func (k importCase) importing(ns, name string, imp kupenstackv1.ImportSpec, poli
 func TestImportKinds(t *testing.T) {
 	c := adminClients(t)
 	ctx := env.Ctx
-	pages, err := networks.List(c.neutron, networks.ListOpts{Name: "public"}).AllPages(ctx)
-	publics, err := ids(pages, err, networks.ExtractNetworks, func(r networks.Network) string { return r.ID })
+	publics, err := neutronList(ctx, c, "networks", url.Values{"name": {"public"}})
 	if err != nil || len(publics) != 1 {
 		t.Fatalf("the cloud's external network: %v (%v)", publics, err)
 	}

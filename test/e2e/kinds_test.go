@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,12 +12,6 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,96 +90,83 @@ func ids[R any](pages pagination.Page, err error, extract func(pagination.Page) 
 	return out, err
 }
 
-var kindCases = []kindCase{
-	{
-		kind:   "Network",
-		newObj: func(ns, name string) generic.Object { return &kupenstackv1.Network{ObjectMeta: objMeta(ns, name)} },
+// neutronKind is a Neutron kind whose resources are found by project and name; collection is
+// its API path ("security-groups").
+func neutronKind(kind, collection string, deps func(ns string) []client.Object, newObj func(ns, name string) generic.Object) kindCase {
+	return kindCase{
+		kind: kind, deps: deps, newObj: newObj,
 		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
-			pages, err := networks.List(c.neutron, networks.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
-			return ids(pages, err, networks.ExtractNetworks, func(r networks.Network) string { return r.ID })
-		},
-		get: func(ctx context.Context, c osClients, id string) error { return networks.Get(ctx, c.neutron, id).Err },
-		remove: func(ctx context.Context, c osClients, id string) error {
-			return networks.Delete(ctx, c.neutron, id).ExtractErr()
-		},
-	},
-	{
-		kind: "Subnet",
-		deps: privateNetwork,
-		newObj: func(ns, name string) generic.Object {
-			return &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.SubnetSpec{
-				NetworkRef: "net", CIDR: fmt.Sprintf("10.61.%d.0/24", cidrCounter.Add(1)%250)}}
-		},
-		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
-			pages, err := subnets.List(c.neutron, subnets.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
-			return ids(pages, err, subnets.ExtractSubnets, func(r subnets.Subnet) string { return r.ID })
-		},
-		get: func(ctx context.Context, c osClients, id string) error { return subnets.Get(ctx, c.neutron, id).Err },
-		remove: func(ctx context.Context, c osClients, id string) error {
-			return subnets.Delete(ctx, c.neutron, id).ExtractErr()
-		},
-	},
-	{
-		kind:   "Router",
-		newObj: func(ns, name string) generic.Object { return &kupenstackv1.Router{ObjectMeta: objMeta(ns, name)} },
-		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
-			pages, err := routers.List(c.neutron, routers.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
-			return ids(pages, err, routers.ExtractRouters, func(r routers.Router) string { return r.ID })
-		},
-		get: func(ctx context.Context, c osClients, id string) error { return routers.Get(ctx, c.neutron, id).Err },
-		remove: func(ctx context.Context, c osClients, id string) error {
-			return routers.Delete(ctx, c.neutron, id).ExtractErr()
-		},
-	},
-	{
-		kind: "SecurityGroup",
-		newObj: func(ns, name string) generic.Object {
-			return &kupenstackv1.SecurityGroup{ObjectMeta: objMeta(ns, name)}
-		},
-		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
-			pages, err := groups.List(c.neutron, groups.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
-			return ids(pages, err, groups.ExtractGroups, func(r groups.SecGroup) string { return r.ID })
-		},
-		get: func(ctx context.Context, c osClients, id string) error { return groups.Get(ctx, c.neutron, id).Err },
-		remove: func(ctx context.Context, c osClients, id string) error {
-			return groups.Delete(ctx, c.neutron, id).ExtractErr()
-		},
-	},
-	{
-		kind: "Port",
-		deps: privateNetwork,
-		newObj: func(ns, name string) generic.Object {
-			return &kupenstackv1.Port{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
-		},
-		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
-			pages, err := ports.List(c.neutron, ports.ListOpts{ProjectID: project, Name: obj.GetName()}).AllPages(ctx)
-			return ids(pages, err, ports.ExtractPorts, func(r ports.Port) string { return r.ID })
-		},
-		get: func(ctx context.Context, c osClients, id string) error { return ports.Get(ctx, c.neutron, id).Err },
-		remove: func(ctx context.Context, c osClients, id string) error {
-			return ports.Delete(ctx, c.neutron, id).ExtractErr()
-		},
-	},
-	{
-		kind: "FloatingIP",
-		deps: func(ns string) []client.Object { return []client.Object{publicNetwork(ns)} },
-		// Floating IPs have no name: the description, unique per object, finds them.
-		newObj: func(ns, name string) generic.Object {
-			return &kupenstackv1.FloatingIP{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.FloatingIPSpec{
-				FloatingNetworkRef: "public", Description: ns + "/" + name}}
-		},
-		find: func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
-			pages, err := floatingips.List(c.neutron, floatingips.ListOpts{ProjectID: project,
-				Description: obj.GetNamespace() + "/" + obj.GetName()}).AllPages(ctx)
-			return ids(pages, err, floatingips.ExtractFloatingIPs, func(r floatingips.FloatingIP) string { return r.ID })
+			return neutronList(ctx, c, collection, url.Values{"project_id": {project}, "name": {obj.GetName()}})
 		},
 		get: func(ctx context.Context, c osClients, id string) error {
-			return floatingips.Get(ctx, c.neutron, id).Err
+			_, err := c.neutron.Get(ctx, c.neutron.ServiceURL(collection, id), nil, nil)
+			return err
 		},
 		remove: func(ctx context.Context, c osClients, id string) error {
-			return floatingips.Delete(ctx, c.neutron, id).ExtractErr()
+			_, err := c.neutron.Delete(ctx, c.neutron.ServiceURL(collection, id), nil)
+			return err
 		},
-	},
+	}
+}
+
+// neutronList lists the IDs of a Neutron collection's resources that match query.
+func neutronList(ctx context.Context, c osClients, collection string, query url.Values) ([]string, error) {
+	var body map[string][]struct {
+		ID string `json:"id"`
+	}
+	if _, err := c.neutron.Get(ctx, c.neutron.ServiceURL(collection)+"?"+query.Encode(), &body, nil); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range body[strings.ReplaceAll(collection, "-", "_")] {
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
+
+// neutronDescription reads the description of a resource of a Neutron collection.
+func neutronDescription(collection string) func(ctx context.Context, c osClients, id string) (string, error) {
+	singular := strings.ReplaceAll(strings.TrimSuffix(collection, "s"), "-", "_")
+	return func(ctx context.Context, c osClients, id string) (string, error) {
+		var body map[string]struct {
+			Description string `json:"description"`
+		}
+		_, err := c.neutron.Get(ctx, c.neutron.ServiceURL(collection, id), &body, nil)
+		return body[singular].Description, err
+	}
+}
+
+func floatingIPKind() kindCase {
+	k := neutronKind("FloatingIP", "floatingips",
+		func(ns string) []client.Object { return []client.Object{publicNetwork(ns)} },
+		// Floating IPs have no name: the description, unique per object, finds them.
+		func(ns, name string) generic.Object {
+			return &kupenstackv1.FloatingIP{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.FloatingIPSpec{
+				FloatingNetworkRef: "public", Description: ns + "/" + name}}
+		})
+	k.find = func(ctx context.Context, c osClients, project string, obj generic.Object) ([]string, error) {
+		return neutronList(ctx, c, "floatingips", url.Values{"project_id": {project}, "description": {obj.GetNamespace() + "/" + obj.GetName()}})
+	}
+	return k
+}
+
+var kindCases = []kindCase{
+	neutronKind("Network", "networks", nil,
+		func(ns, name string) generic.Object { return &kupenstackv1.Network{ObjectMeta: objMeta(ns, name)} }),
+	neutronKind("Subnet", "subnets", privateNetwork, func(ns, name string) generic.Object {
+		return &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.SubnetSpec{
+			NetworkRef: "net", CIDR: fmt.Sprintf("10.61.%d.0/24", cidrCounter.Add(1)%250)}}
+	}),
+	neutronKind("Router", "routers", nil,
+		func(ns, name string) generic.Object { return &kupenstackv1.Router{ObjectMeta: objMeta(ns, name)} }),
+	neutronKind("SecurityGroup", "security-groups", nil,
+		func(ns, name string) generic.Object {
+			return &kupenstackv1.SecurityGroup{ObjectMeta: objMeta(ns, name)}
+		}),
+	neutronKind("Port", "ports", privateNetwork, func(ns, name string) generic.Object {
+		return &kupenstackv1.Port{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
+	}),
+	floatingIPKind(),
 	{
 		kind:     "KeyPair",
 		stableID: true,

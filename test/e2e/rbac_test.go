@@ -1,11 +1,10 @@
 package e2e
 
 import (
+	"net/url"
 	"testing"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,15 +89,13 @@ func TestRBACNamespaceIsolation(t *testing.T) {
 		{"A's network in B's project", projB, "a-net", 0},
 		{"B's network in A's project", projA, "b-only", 0},
 	} {
-		pages, err := networks.List(c.neutron, networks.ListOpts{ProjectID: check.project, Name: check.name}).AllPages(ctx)
-		found, err := ids(pages, err, networks.ExtractNetworks, func(r networks.Network) string { return r.ID })
+		found, err := neutronList(ctx, c, "networks", url.Values{"project_id": {check.project}, "name": {check.name}})
 		if err != nil || len(found) != check.want {
 			t.Errorf("%s: %v (%v), want %d", check.what, found, err, check.want)
 		}
 	}
 	for _, project := range []string{projA, projB} {
-		pages, err := ports.List(c.neutron, ports.ListOpts{ProjectID: project, Name: "p"}).AllPages(ctx)
-		if found, err := ids(pages, err, ports.ExtractPorts, func(r ports.Port) string { return r.ID }); err != nil || len(found) != 0 {
+		if found, err := neutronList(ctx, c, "ports", url.Values{"project_id": {project}, "name": {"p"}}); err != nil || len(found) != 0 {
 			t.Errorf("a port was made for the unresolved Port in project %s: %v (%v)", project, found, err)
 		}
 	}

@@ -1,0 +1,126 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// ComponentProfile configures one component (one OpenStack-Helm chart).
+type ComponentProfile struct {
+	// Replicas of the component's API pods (pod.replicas.api and the chart's other
+	// control-plane replica keys); overrides the profile's replicas.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Debug turns the service's debug logging on or off (conf.<service>.DEFAULT.debug);
+	// overrides the profile's debug.
+	// +optional
+	Debug *bool `json:"debug,omitempty"`
+
+	// Images overrides images.tags.<name> of this component (full image references).
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Images map[string]string `json:"images,omitempty"`
+
+	// Values are free-form Helm values merged over everything above (maps merge key by key,
+	// other values replace, null removes a key).
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	Values *runtime.RawExtension `json:"values,omitempty"`
+
+	// Conf is the service configuration, merged into values.conf last: conf.<service>.<section>.<option>,
+	// e.g. {nova: {DEFAULT: {cpu_allocation_ratio: 4}}}. In a node's profile, conf is what the
+	// node gets as its per-node override (conf.overrides.<chart>_<daemonset>.hosts[]).
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	Conf *runtime.RawExtension `json:"conf,omitempty"`
+}
+
+// OpenstackCloudConfigurationProfileSpec holds the knobs of an OpenStack cloud. Merge order, from
+// weakest to strongest: the release's defaults, then this profile's typed knobs (debug,
+// replicas, imageRegistry, images, resources), then components.<name>.{replicas, debug, images},
+// then components.<name>.values, then components.<name>.conf. A node's own profile then adds
+// its per-node overrides (see docs/lcm.md).
+type OpenstackCloudConfigurationProfileSpec struct {
+	// Debug turns debug logging of every OpenStack service on or off.
+	// +optional
+	Debug *bool `json:"debug,omitempty"`
+
+	// Replicas of every component's API pods.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// ImageRegistry replaces the registry host of the release's default images (e.g.
+	// registry.local:5000 for a mirror of quay.io). Images given explicitly are left alone.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z0-9.-]+(:[0-9]+)?(/[a-z0-9._/-]+)?$')",message="imageRegistry must be a registry host[:port] with an optional path, without a scheme"
+	// +optional
+	ImageRegistry string `json:"imageRegistry,omitempty"`
+
+	// Images overrides images.tags.<name> in every component whose chart has that image (e.g.
+	// dep_check), as full image references.
+	// +kubebuilder:validation:MaxProperties=256
+	// +optional
+	Images map[string]string `json:"images,omitempty"`
+
+	// Resources turns pod resources on (pod.resources.enabled) and sets the requests and limits
+	// of every component's API pods (pod.resources.api).
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Components configure single components, by name.
+	// +kubebuilder:validation:MaxProperties=12
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['mariadb', 'rabbitmq', 'memcached', 'keystone', 'glance', 'cinder', 'placement', 'nova', 'neutron', 'openvswitch', 'libvirt', 'horizon'])",message="components must be named mariadb, rabbitmq, memcached, keystone, glance, cinder, placement, nova, neutron, openvswitch, libvirt or horizon"
+	// +optional
+	Components map[string]ComponentProfile `json:"components,omitempty"`
+}
+
+// OpenstackCloudConfigurationProfileStatus is what the operator observed of the profile.
+type OpenstackCloudConfigurationProfileStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OpenstackCloudConfigurationProfile (OCCP) is a reusable set of OpenStack settings: the
+// KupenstackConfiguration names one as its defaultProfile and nodes may name their own.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=openstack,shortName=occp
+// +kubebuilder:printcolumn:name="Debug",type=boolean,JSONPath=`.spec.debug`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Registry",type=string,JSONPath=`.spec.imageRegistry`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OpenstackCloudConfigurationProfile struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OpenstackCloudConfigurationProfileSpec   `json:"spec,omitempty"`
+	Status OpenstackCloudConfigurationProfileStatus `json:"status,omitempty"`
+}
+
+// OpenstackCloudConfigurationProfileList is a list of OpenstackCloudConfigurationProfiles.
+// +kubebuilder:object:root=true
+type OpenstackCloudConfigurationProfileList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OpenstackCloudConfigurationProfile `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OpenstackCloudConfigurationProfile{}, &OpenstackCloudConfigurationProfileList{})
+}

@@ -1,0 +1,111 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// AnnotationManagedLabels on a Kubernetes Node lists (comma-separated) the label keys KupenStack
+// set on it; only those are ever changed or removed by KupenStack.
+const AnnotationManagedLabels = "kupenstack.io/managed-labels"
+
+// OpenstackNodeSpec is copied by the operator from the KupenstackConfiguration's nodes[] entry.
+type OpenstackNodeSpec struct {
+	// Roles of the node: control and/or compute.
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Enum=control;compute
+	// +listType=set
+	// +optional
+	Roles []string `json:"roles,omitempty"`
+
+	// Disabled: the node is out of the cloud (no OpenStack-Helm labels, no per-node overrides).
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+
+	// Profile is the node's own profile, if any, with its namespace resolved.
+	// +optional
+	Profile *ProfileReference `json:"profile,omitempty"`
+}
+
+// NodeOverride is one entry the node contributes to a chart's per-node overrides,
+// conf.overrides.<chart>_<daemonSet>.hosts[] = {name: <node>, conf: <conf>}.
+type NodeOverride struct {
+	// Component (chart) the override goes to.
+	Component string `json:"component"`
+	// DaemonSet key of the override (<chart>_<daemonset>, e.g. nova_compute).
+	DaemonSet string `json:"daemonSet"`
+	// Conf is the per-node configuration, merged by the chart over the component's conf.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Conf runtime.RawExtension `json:"conf"`
+}
+
+// DesiredClusterConfiguration is what the node should get from the cloud's configuration.
+type DesiredClusterConfiguration struct {
+	// Release of OpenStack.
+	Release string `json:"release,omitempty"`
+	// Labels are the OpenStack-Helm node labels the node must carry for its roles.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Components that run pods on the node (DaemonSets selected by its labels).
+	// +listType=set
+	// +optional
+	Components []string `json:"components,omitempty"`
+	// Overrides are the node's per-node override entries.
+	// +optional
+	Overrides []NodeOverride `json:"overrides,omitempty"`
+	// Hash of the above: it changes exactly when the node's configuration changes.
+	Hash string `json:"hash,omitempty"`
+}
+
+// OpenstackNodeStatus is what the operator did for the node.
+type OpenstackNodeStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// DesiredClusterConfiguration is the configuration computed for this node.
+	// +optional
+	DesiredClusterConfiguration *DesiredClusterConfiguration `json:"desiredClusterConfiguration,omitempty"`
+	// AppliedLabels are the label keys KupenStack set on the Kubernetes Node.
+	// +listType=set
+	// +optional
+	AppliedLabels []string `json:"appliedLabels,omitempty"`
+	// Conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OpenstackNode is one Kubernetes node of the OpenStack cloud. The operator creates, updates and
+// deletes it from the KupenstackConfiguration's nodes; users only read it.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=openstack,shortName=osnode
+// +kubebuilder:printcolumn:name="Roles",type=string,JSONPath=`.spec.roles`
+// +kubebuilder:printcolumn:name="Disabled",type=boolean,JSONPath=`.spec.disabled`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.profile.name`,priority=1
+// +kubebuilder:printcolumn:name="Hash",type=string,JSONPath=`.status.desiredClusterConfiguration.hash`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OpenstackNode struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OpenstackNodeSpec   `json:"spec,omitempty"`
+	Status OpenstackNodeStatus `json:"status,omitempty"`
+}
+
+// OpenstackNodeList is a list of OpenstackNodes.
+// +kubebuilder:object:root=true
+type OpenstackNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OpenstackNode `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OpenstackNode{}, &OpenstackNodeList{})
+}

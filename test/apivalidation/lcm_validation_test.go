@@ -1,0 +1,113 @@
+package apivalidation
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// decodeLCM builds a life-cycle object: KupenstackConfiguration and OpenstackNode are
+// cluster-scoped, OpenstackCloudConfigurationProfile lives in a namespace.
+func decodeLCM(t *testing.T, kind, name, spec string) *unstructured.Unstructured {
+	t.Helper()
+	doc := "apiVersion: kupenstack.io/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\nspec:\n" + spec
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatalf("test case is not YAML: %v", err)
+	}
+	if kind == "OpenstackCloudConfigurationProfile" {
+		obj.SetNamespace(ns)
+	}
+	return obj
+}
+
+// TestLCMCreateValidation covers every admission rule of the life-cycle kinds.
+func TestLCMCreateValidation(t *testing.T) {
+	ensureNamespace(t)
+	const base = "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n"
+	const cfg = "KupenstackConfiguration"
+	const occp = "OpenstackCloudConfigurationProfile"
+	for _, tt := range []struct {
+		name, kind, objName, spec, wantErr string
+	}{
+		// KupenstackConfiguration.
+		{"config minimal", cfg, "kupenstack", base, ""},
+		{"config full", cfg, "kupenstack", "  release: '2025.2'\n  namespace: os\n  charts: {repository: 'https://charts.example/openstack-helm'}\n" +
+			"  defaultProfile: {name: default, namespace: openstack}\n  optionalComponents: [cinder, horizon]\n" +
+			"  nodes:\n  - {name: node-a, type: 'control,compute'}\n  - {name: node-b, roles: [compute], disabled: true, profile: {name: big}}\n" +
+			"  - {name: node-c, type: compute, profile: {name: big, namespace: other}}\n", ""},
+		{"config oci", cfg, "kupenstack", "  release: '2026.1'\n  charts: {oci: 'oci://registry.example/osh'}\n  defaultProfile: {name: d, namespace: ns1}\n", ""},
+		{"config second name", cfg, "other", base, "there is one KupenstackConfiguration per cluster and it must be named kupenstack"},
+		{"config bad release", cfg, "kupenstack", strings.Replace(base, "'2026.1'", "dalmatian", 1), "release must look like 2026.1"},
+		{"config release 2026.3", cfg, "kupenstack", strings.Replace(base, "'2026.1'", "'2026.3'", 1), "release must look like 2026.1"},
+		{"config no charts", cfg, "kupenstack", strings.Replace(base, "{localPath: /charts}", "{}", 1), "charts needs exactly one of repository, oci or localPath"},
+		{"config two chart sources", cfg, "kupenstack", strings.Replace(base, "{localPath: /charts}", "{localPath: /charts, oci: 'oci://r/x'}", 1), "charts needs exactly one of repository, oci or localPath"},
+		{"config ftp repository", cfg, "kupenstack", strings.Replace(base, "{localPath: /charts}", "{repository: 'ftp://r/x'}", 1), "repository must be an http or https URL"},
+		{"config oci without scheme", cfg, "kupenstack", strings.Replace(base, "{localPath: /charts}", "{oci: 'registry/x'}", 1), "oci must start with oci://"},
+		{"config relative path", cfg, "kupenstack", strings.Replace(base, "{localPath: /charts}", "{localPath: charts}", 1), "localPath must be an absolute path"},
+		{"config profile without namespace", cfg, "kupenstack", strings.Replace(base, "{name: default, namespace: openstack}", "{name: default}", 1), "defaultProfile needs a namespace"},
+		{"config unknown optional component", cfg, "kupenstack", base + "  optionalComponents: [swift]\n", `Unsupported value: "swift"`},
+		{"node type and roles", cfg, "kupenstack", base + "  nodes: [{name: a, type: compute, roles: [compute]}]\n", "a node needs exactly one of type"},
+		{"node without roles", cfg, "kupenstack", base + "  nodes: [{name: a}]\n", "a node needs exactly one of type"},
+		{"node bad type", cfg, "kupenstack", base + "  nodes: [{name: a, type: storage}]\n", "type must be control, compute or control,compute"},
+		{"node type duplicated", cfg, "kupenstack", base + "  nodes: [{name: a, type: 'compute,compute'}]\n", "type must be control, compute or control,compute"},
+		{"node type reversed", cfg, "kupenstack", base + "  nodes: [{name: a, type: 'compute,control'}]\n", ""},
+		{"node bad role", cfg, "kupenstack", base + "  nodes: [{name: a, roles: [storage]}]\n", `Unsupported value: "storage"`},
+		{"node duplicate role", cfg, "kupenstack", base + "  nodes: [{name: a, roles: [compute, compute]}]\n", "Duplicate value"},
+		{"node empty roles", cfg, "kupenstack", base + "  nodes: [{name: a, roles: []}]\n", "spec.nodes[0].roles"},
+		{"node duplicate name", cfg, "kupenstack", base + "  nodes: [{name: a, type: compute}, {name: a, type: control}]\n", "Duplicate value"},
+		{"node bad name", cfg, "kupenstack", base + "  nodes: [{name: 'Node_A', type: compute}]\n", "spec.nodes[0].name"},
+		// OpenstackCloudConfigurationProfile.
+		{"profile empty", occp, "p", "  {}\n", ""},
+		{"profile full", occp, "p", "  debug: true\n  replicas: 2\n  imageRegistry: registry.local:5000/mirror\n  images: {dep_check: 'r/dep:1'}\n" +
+			"  resources: {requests: {cpu: 100m, memory: 128Mi}}\n  components:\n    nova:\n      replicas: 3\n      debug: false\n" +
+			"      images: {nova_api: 'r/nova:1'}\n      values: {pod: {replicas: {conductor: 2}}, manifests: {cron_job_cell_setup: false}}\n" +
+			"      conf: {nova: {DEFAULT: {cpu_allocation_ratio: 4}}}\n", ""},
+		{"profile unknown component", occp, "p", "  components: {swift: {}}\n", "components must be named mariadb"},
+		{"profile registry with scheme", occp, "p", "  imageRegistry: 'https://registry.local'\n", "imageRegistry must be a registry host[:port]"},
+		{"profile negative replicas", occp, "p", "  replicas: -1\n", "spec.replicas"},
+		{"profile component replicas", occp, "p", "  components: {nova: {replicas: 1000}}\n", "spec.components.nova.replicas"},
+		// OpenstackNode (written by the operator, validated all the same).
+		{"node object ok", "OpenstackNode", "node-1", "  roles: [control, compute]\n  profile: {name: p, namespace: ns1}\n", ""},
+		{"node object bad role", "OpenstackNode", "node-1", "  roles: [network]\n", `Unsupported value: "network"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := env.Client.Create(env.Ctx, decodeLCM(t, tt.kind, tt.objName, tt.spec), client.DryRunAll)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("rejected a valid object: %v", err)
+			case tt.wantErr != "" && err == nil:
+				t.Fatalf("accepted an invalid object, want %q", tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Fatalf("error %q does not say %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestOneKupenstackConfiguration: with a configuration in place, a second one cannot be created
+// under any name.
+func TestOneKupenstackConfiguration(t *testing.T) {
+	ensureNamespace(t)
+	spec := "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n"
+	first := decodeLCM(t, "KupenstackConfiguration", "kupenstack", spec)
+	if err := env.Client.Create(env.Ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, first) })
+	if got, _, _ := unstructured.NestedString(first.Object, "spec", "namespace"); got != "openstack" {
+		t.Errorf("spec.namespace defaulted to %q, want openstack", got)
+	}
+	err := env.Client.Create(env.Ctx, decodeLCM(t, "KupenstackConfiguration", "kupenstack", spec))
+	if !apierrors.IsAlreadyExists(err) {
+		t.Errorf("second configuration with the same name: %v, want AlreadyExists", err)
+	}
+	err = env.Client.Create(env.Ctx, decodeLCM(t, "KupenstackConfiguration", "kupenstack-2", spec))
+	if err == nil || !strings.Contains(err.Error(), "must be named kupenstack") {
+		t.Errorf("second configuration with another name: %v, want a rejection", err)
+	}
+}

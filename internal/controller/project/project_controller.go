@@ -2,6 +2,8 @@ package project
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -104,8 +106,24 @@ func (r *ProjectReconciler) ensure(ctx context.Context, p *kupenstackv1.Project)
 	return ctrl.Result{}, r.ensureRole(ctx, identity, p.Status.ID)
 }
 
+// keystoneNameMax is Keystone's limit for project names.
+const keystoneNameMax = 64
+
+// KeystoneName is the Keystone project name of a namespace: the prefix and the namespace, or, when
+// that is longer than Keystone allows (namespaces reach 63 characters), a shortened namespace and
+// a hash of the whole one, so that names stay unique and stable.
+func KeystoneName(namespace string) string {
+	name := kupenstackv1.ProjectNamePrefix + namespace
+	if len(name) <= keystoneNameMax {
+		return name
+	}
+	sum := sha256.Sum256([]byte(namespace))
+	suffix := "-" + hex.EncodeToString(sum[:4])
+	return name[:keystoneNameMax-len(suffix)] + suffix
+}
+
 func (r *ProjectReconciler) findOrCreate(ctx context.Context, identity *gophercloud.ServiceClient, p *kupenstackv1.Project) error {
-	name := kupenstackv1.ProjectNamePrefix + p.Spec.Namespace
+	name := KeystoneName(p.Spec.Namespace)
 	// A crash between create and the status write must not make a second project: look for ours first.
 	found, err := listProjects(ctx, identity, projects.ListOpts{DomainID: r.DomainID, Name: name})
 	if err != nil {

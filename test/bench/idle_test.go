@@ -90,6 +90,7 @@ func benchIdle(t *testing.T, cl *cloud, rep *report) {
 		row.heapMiB = float64(ms.HeapInuse) / (1 << 20)
 		t.Logf("idle %d objects: requests over %s: %v; resync lists: %v; RSS %.0f MiB", row.objects, window, row.requests, row.lists, row.rssMiB)
 		rep.idle = append(rep.idle, row)
+		rep.save(t)
 	}
 }
 

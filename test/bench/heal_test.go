@@ -53,6 +53,7 @@ func benchHeal(t *testing.T, cl *cloud, ns string, rep *report) {
 		res.total = append(res.total, total)
 		res.detect = append(res.detect, detected)
 		t.Logf("heal %d: detected after %s, replacement ACTIVE after %s", i+1, detected, total)
+		rep.save(t)
 	}
 }
 

@@ -1,0 +1,208 @@
+package values
+
+import (
+	"fmt"
+	"sort"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+// OpenStack-Helm's default node labels: charts select nodes with <label>=enabled.
+const (
+	LabelControlPlane = "openstack-control-plane"
+	LabelComputeNode  = "openstack-compute-node"
+	LabelOpenvswitch  = "openvswitch"
+	LabelEnabled      = "enabled"
+)
+
+// Upgrade phases, in order: a release upgrade finishes one phase before starting the next.
+const (
+	PhaseInfra = iota + 1
+	PhaseIdentity
+	PhaseImagePlacement
+	PhaseComputeNetwork
+	PhaseDashboard
+)
+
+// NodeDaemonSet is a DaemonSet of a chart that takes per-node configuration through
+// conf.overrides.<Key>.hosts[].
+type NodeDaemonSet struct {
+	// Key is <chart>_<daemonset>, e.g. nova_compute.
+	Key string
+	// Label is the node label (=enabled) that selects the nodes it runs on.
+	Label string
+}
+
+// Component is one OpenStack-Helm chart KupenStack deploys as one Helm release.
+type Component struct {
+	Name  string
+	Chart string
+	// Optional components run only when listed in spec.optionalComponents.
+	Optional bool
+	// DependsOn: components that must be ready before this one is installed or upgraded.
+	DependsOn []string
+	// Phase of a release upgrade.
+	Phase int
+	// Service is the key of the service's own configuration (conf.<Service>); empty for
+	// infrastructure charts, which have no OpenStack debug switch.
+	Service string
+	// ReplicaKeys are the pod.replicas.<key> entries of its control-plane pods.
+	ReplicaKeys []string
+	// Images are the images.tags.<key> entries, each with its image name (see Release.Image).
+	Images map[string]string
+	// NodeLabels: the component runs a DaemonSet on nodes with any of these labels.
+	NodeLabels []string
+	// NodeDaemonSets take per-node overrides.
+	NodeDaemonSets []NodeDaemonSet
+}
+
+// Helper images every OpenStack chart uses (kubernetes-entrypoint and the bootstrap jobs).
+func withCommon(images map[string]string) map[string]string {
+	out := map[string]string{"dep_check": imgEntrypoint, "db_init": imgHeat, "db_drop": imgHeat,
+		"ks_user": imgHeat, "ks_service": imgHeat, "ks_endpoints": imgHeat, "rabbit_init": imgRabbitmq}
+	for k, v := range images {
+		out[k] = v
+	}
+	return out
+}
+
+// Image names; Release.Image turns a name into a full reference for the release.
+const (
+	imgEntrypoint = "@kubernetes-entrypoint"
+	imgHeat       = "heat"
+	imgRabbitmq   = "@rabbitmq"
+	imgMariadb    = "@mariadb"
+	imgMemcached  = "@memcached"
+	imgOVS        = "@openvswitch"
+	imgLibvirt    = "@libvirt"
+)
+
+// Components are every component KupenStack knows, in a valid install order.
+var Components = []Component{
+	{Name: "mariadb", Chart: "mariadb", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+		Images: map[string]string{"mariadb": imgMariadb, "dep_check": imgEntrypoint}},
+	{Name: "rabbitmq", Chart: "rabbitmq", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+		Images: map[string]string{"rabbitmq": imgRabbitmq, "dep_check": imgEntrypoint}},
+	{Name: "memcached", Chart: "memcached", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+		Images: map[string]string{"memcached": imgMemcached, "dep_check": imgEntrypoint}},
+	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra,
+		Images:     map[string]string{"openvswitch_db_server": imgOVS, "openvswitch_vswitchd": imgOVS, "dep_check": imgEntrypoint},
+		NodeLabels: []string{LabelOpenvswitch}},
+	{Name: "libvirt", Chart: "libvirt", Phase: PhaseInfra, DependsOn: []string{"openvswitch"},
+		Images:     map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
+		NodeLabels: []string{LabelComputeNode}},
+	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
+		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"},
+		Images: withCommon(map[string]string{"keystone_api": "keystone", "keystone_db_sync": "keystone",
+			"keystone_bootstrap": "keystone", "keystone_fernet_setup": "keystone", "keystone_credential_setup": "keystone"})},
+	{Name: "glance", Chart: "glance", Phase: PhaseImagePlacement, Service: "glance",
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
+		Images: withCommon(map[string]string{"glance_api": "glance", "glance_db_sync": "glance"})},
+	{Name: "cinder", Chart: "cinder", Optional: true, Phase: PhaseImagePlacement, Service: "cinder",
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api", "scheduler", "volume"},
+		Images: withCommon(map[string]string{"cinder_api": "cinder", "cinder_db_sync": "cinder",
+			"cinder_scheduler": "cinder", "cinder_volume": "cinder"})},
+	{Name: "placement", Chart: "placement", Phase: PhaseImagePlacement, Service: "placement",
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
+		Images: withCommon(map[string]string{"placement": "placement", "placement_db_sync": "placement"})},
+	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
+		DependsOn:   []string{"keystone", "glance", "placement", "libvirt"},
+		ReplicaKeys: []string{"osapi", "api_metadata", "conductor", "scheduler", "novncproxy"},
+		Images: withCommon(map[string]string{"nova_api": "nova", "nova_compute": "nova", "nova_conductor": "nova",
+			"nova_scheduler": "nova", "nova_novncproxy": "nova", "nova_db_sync": "nova", "nova_cell_setup": "nova"}),
+		NodeLabels:     []string{LabelComputeNode},
+		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}}},
+	{Name: "neutron", Chart: "neutron", Phase: PhaseComputeNetwork, Service: "neutron",
+		DependsOn: []string{"keystone", "openvswitch"}, ReplicaKeys: []string{"server"},
+		Images: withCommon(map[string]string{"neutron_server": "neutron", "neutron_db_sync": "neutron",
+			"neutron_openvswitch_agent": "neutron", "neutron_dhcp": "neutron", "neutron_l3": "neutron", "neutron_metadata": "neutron"}),
+		NodeLabels: []string{LabelOpenvswitch, LabelControlPlane},
+		NodeDaemonSets: []NodeDaemonSet{
+			{Key: "neutron_ovs_agent", Label: LabelOpenvswitch},
+			{Key: "neutron_dhcp_agent", Label: LabelControlPlane},
+			{Key: "neutron_l3_agent", Label: LabelControlPlane},
+			{Key: "neutron_metadata_agent", Label: LabelControlPlane},
+		}},
+	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"},
+		Images: withCommon(map[string]string{"horizon": "horizon", "horizon_db_sync": "horizon"})},
+}
+
+// ComponentByName finds a component.
+func ComponentByName(name string) (Component, bool) {
+	for _, c := range Components {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Component{}, false
+}
+
+// NodeLabels are the OpenStack-Helm labels (all =enabled) of a node with these roles.
+func NodeLabels(roles []string) map[string]string {
+	labels := map[string]string{}
+	for _, r := range roles {
+		switch r {
+		case kupenstackv1.NodeRoleControl:
+			labels[LabelControlPlane] = LabelEnabled
+			labels[LabelOpenvswitch] = LabelEnabled
+		case kupenstackv1.NodeRoleCompute:
+			labels[LabelComputeNode] = LabelEnabled
+			labels[LabelOpenvswitch] = LabelEnabled
+		}
+	}
+	return labels
+}
+
+// ManagedLabelKeys are every label key KupenStack may set on a node.
+var ManagedLabelKeys = []string{LabelComputeNode, LabelControlPlane, LabelOpenvswitch}
+
+// Enabled returns the components to deploy, in install order.
+func Enabled(optional []string) []Component {
+	on := map[string]bool{}
+	for _, o := range optional {
+		on[o] = true
+	}
+	var out []Component
+	for _, c := range Components {
+		if !c.Optional || on[c.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkDAG verifies that every dependency exists and comes earlier in Components (so the slice
+// order is an install order and there is no cycle).
+func checkDAG(components []Component) error {
+	seen := map[string]bool{}
+	for _, c := range components {
+		for _, d := range c.DependsOn {
+			if !seen[d] {
+				return fmt.Errorf("component %s depends on %s, which is unknown or comes later", c.Name, d)
+			}
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+// runsOn says whether the component has pods on a node carrying labels.
+func (c Component) runsOn(labels map[string]string) bool {
+	for _, l := range c.NodeLabels {
+		if labels[l] == LabelEnabled {
+			return true
+		}
+	}
+	return false
+}
+
+// imageKeys are the component's images.tags keys, sorted.
+func (c Component) imageKeys() []string {
+	keys := make([]string, 0, len(c.Images))
+	for k := range c.Images {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

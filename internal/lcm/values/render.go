@@ -1,0 +1,345 @@
+package values
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+// Node is one configured node, as rendering needs it.
+type Node struct {
+	Name     string
+	Roles    []string
+	Disabled bool
+	// Profile is the node's own profile, if any.
+	Profile *kupenstackv1.OpenstackCloudConfigurationProfileSpec
+}
+
+// Input is everything that decides the values.
+type Input struct {
+	Release            string
+	OptionalComponents []string
+	// Profile is the default profile (nil: release defaults only).
+	Profile *kupenstackv1.OpenstackCloudConfigurationProfileSpec
+	Nodes   []Node
+}
+
+// ComponentValues are the Helm values of one component's release.
+type ComponentValues struct {
+	Component    Component
+	ChartVersion string
+	Values       map[string]any
+	// Hash of Values: a release needs an upgrade exactly when it changes.
+	Hash string
+	// ImageTags are the rendered images.tags.
+	ImageTags map[string]string
+}
+
+// NodeOverride is one per-node entry: conf.overrides.<DaemonSet>.hosts[] = {name, conf}.
+type NodeOverride struct {
+	Component, DaemonSet string
+	Conf                 map[string]any
+}
+
+// NodeValues is what one node gets.
+type NodeValues struct {
+	// Labels are the OpenStack-Helm labels the node carries (none when disabled).
+	Labels map[string]string
+	// Components with pods on the node, sorted.
+	Components []string
+	// Overrides are its per-node entries, by component then DaemonSet.
+	Overrides []NodeOverride
+	// Ignored lists the fields of the node's profile that cannot apply to one node.
+	Ignored []string
+	Hash    string
+}
+
+// Output is the rendering of a whole cloud.
+type Output struct {
+	Release Release
+	// Components in install order.
+	Components []ComponentValues
+	Nodes      map[string]NodeValues
+}
+
+// Render computes every component's values and every node's entries. Merge order, weakest
+// first: release defaults; the profile's debug, replicas, resources, imageRegistry (on the
+// release's default images only) and images; the profile's components.<c>.{debug, replicas,
+// images}; components.<c>.values; components.<c>.conf (into values.conf). Then each enabled
+// node's own profile contributes, for the node-level DaemonSets the node runs, its debug and
+// components.<c>.conf as the node's conf.overrides.<chart>_<daemonset>.hosts[] entry.
+func Render(in Input) (*Output, error) {
+	rel, err := LookupRelease(in.Release)
+	if err != nil {
+		return nil, err
+	}
+	components := Enabled(in.OptionalComponents)
+	if err := checkDAG(components); err != nil {
+		return nil, err
+	}
+	out := &Output{Release: rel, Nodes: map[string]NodeValues{}}
+	perComponent := map[string][]hostEntry{}
+
+	nodes := append([]Node(nil), in.Nodes...)
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	for _, n := range nodes {
+		nv, err := renderNode(n, components)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		out.Nodes[n.Name] = nv
+		for _, o := range nv.Overrides {
+			perComponent[o.Component] = append(perComponent[o.Component], hostEntry{n.Name, o.DaemonSet, o.Conf})
+		}
+	}
+	for _, c := range components {
+		v, tags, err := renderComponent(rel, c, in.Profile)
+		if err != nil {
+			return nil, fmt.Errorf("component %s: %w", c.Name, err)
+		}
+		addHosts(v, perComponent[c.Name])
+		out.Components = append(out.Components, ComponentValues{
+			Component: c, ChartVersion: rel.ChartVersion, Values: v, Hash: Hash(v), ImageTags: tags,
+		})
+	}
+	return out, nil
+}
+
+type hostEntry struct {
+	node, daemonSet string
+	conf            map[string]any
+}
+
+// addHosts puts the nodes' entries into conf.overrides.<ds>.hosts; entries the user wrote for
+// other hosts stay, an entry for a managed node is replaced by the node's.
+func addHosts(v map[string]any, entries []hostEntry) {
+	byDS := map[string][]hostEntry{}
+	for _, e := range entries {
+		byDS[e.daemonSet] = append(byDS[e.daemonSet], e)
+	}
+	for _, ds := range sortedKeys(byDS) {
+		mine := map[string]bool{}
+		for _, e := range byDS[ds] {
+			mine[e.node] = true
+		}
+		var hosts []any
+		if existing, ok := get(v, "conf", "overrides", ds, "hosts"); ok {
+			if list, ok := existing.([]any); ok {
+				for _, h := range list {
+					if hm, ok := h.(map[string]any); ok {
+						if name, _ := hm["name"].(string); mine[name] {
+							continue
+						}
+					}
+					hosts = append(hosts, h)
+				}
+			}
+		}
+		for _, e := range byDS[ds] {
+			hosts = append(hosts, map[string]any{"name": e.node, "conf": e.conf})
+		}
+		set(v, hosts, "conf", "overrides", ds, "hosts")
+	}
+}
+
+func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, error) {
+	v := map[string]any{}
+	tags := map[string]string{}
+	for _, k := range c.imageKeys() {
+		tags[k] = rel.Image(c.Images[k])
+	}
+	if p == nil {
+		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
+	}
+	// Profile-wide knobs.
+	for k := range tags {
+		tags[k] = withRegistry(tags[k], p.ImageRegistry)
+	}
+	for k, img := range p.Images {
+		if _, ok := tags[k]; ok {
+			tags[k] = img
+		}
+	}
+	applyDebug(v, c, p.Debug)
+	applyReplicas(v, c, p.Replicas)
+	if p.Resources != nil {
+		set(v, true, "pod", "resources", "enabled")
+		set(v, resourcesValues(p.Resources), "pod", "resources", "api")
+	}
+	// This component's own knobs.
+	cp, ok := p.Components[c.Name]
+	if ok {
+		applyDebug(v, c, cp.Debug)
+		applyReplicas(v, c, cp.Replicas)
+		for k, img := range cp.Images {
+			tags[k] = img
+		}
+	}
+	imgs := map[string]any{}
+	for k, t := range tags {
+		imgs[k] = t
+	}
+	set(v, imgs, "images", "tags")
+	if !ok {
+		return v, tags, nil
+	}
+	if cp.Values != nil {
+		user, err := ParseObject(cp.Values.Raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("values: %w", err)
+		}
+		if v, err = Merge(v, user); err != nil {
+			return nil, nil, fmt.Errorf("values: %w", err)
+		}
+	}
+	if cp.Conf != nil {
+		conf, err := ParseObject(cp.Conf.Raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("conf: %w", err)
+		}
+		if v, err = Merge(v, map[string]any{"conf": conf}); err != nil {
+			return nil, nil, fmt.Errorf("conf: %w", err)
+		}
+	}
+	// Report the tags as finally rendered (values may have changed them).
+	final := map[string]string{}
+	if m, ok := get(v, "images", "tags"); ok {
+		if mm, ok := m.(map[string]any); ok {
+			for k, t := range mm {
+				if s, ok := t.(string); ok {
+					final[k] = s
+				}
+			}
+		}
+	}
+	return v, final, nil
+}
+
+func applyDebug(v map[string]any, c Component, debug *bool) {
+	if debug != nil && c.Service != "" {
+		set(v, *debug, "conf", c.Service, "DEFAULT", "debug")
+	}
+}
+
+func applyReplicas(v map[string]any, c Component, replicas *int32) {
+	if replicas == nil {
+		return
+	}
+	for _, k := range c.ReplicaKeys {
+		set(v, int64(*replicas), "pod", "replicas", k)
+	}
+}
+
+func resourcesValues(r *corev1.ResourceRequirements) map[string]any {
+	out := map[string]any{}
+	for name, list := range map[string]corev1.ResourceList{"requests": r.Requests, "limits": r.Limits} {
+		if len(list) == 0 {
+			continue
+		}
+		m := map[string]any{}
+		for res, q := range list {
+			m[string(res)] = q.String()
+		}
+		out[name] = m
+	}
+	return out
+}
+
+func renderNode(n Node, components []Component) (NodeValues, error) {
+	nv := NodeValues{Labels: map[string]string{}}
+	if n.Disabled {
+		nv.Hash = Hash(nv)
+		return nv, nil
+	}
+	nv.Labels = NodeLabels(n.Roles)
+	for _, c := range components {
+		if c.runsOn(nv.Labels) {
+			nv.Components = append(nv.Components, c.Name)
+		}
+	}
+	sort.Strings(nv.Components)
+	if p := n.Profile; p != nil {
+		nv.Ignored = ignoredNodeFields(p)
+		for _, c := range components {
+			conf, err := nodeConf(c, p)
+			if err != nil {
+				return nv, fmt.Errorf("component %s: %w", c.Name, err)
+			}
+			if len(conf) == 0 {
+				continue
+			}
+			for _, ds := range c.NodeDaemonSets {
+				if nv.Labels[ds.Label] == LabelEnabled {
+					nv.Overrides = append(nv.Overrides, NodeOverride{Component: c.Name, DaemonSet: ds.Key, Conf: conf})
+				}
+			}
+		}
+	}
+	nv.Hash = Hash(nv)
+	return nv, nil
+}
+
+// nodeConf is the conf a node's profile gives a component: its debug switch, then its conf.
+func nodeConf(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, error) {
+	if len(c.NodeDaemonSets) == 0 {
+		return nil, nil
+	}
+	conf := map[string]any{}
+	applyDebug(map[string]any{"conf": conf}, c, p.Debug)
+	cp, ok := p.Components[c.Name]
+	if !ok {
+		return conf, nil
+	}
+	applyDebug(map[string]any{"conf": conf}, c, cp.Debug)
+	if cp.Conf != nil {
+		user, err := ParseObject(cp.Conf.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("conf: %w", err)
+		}
+		return Merge(conf, user)
+	}
+	return conf, nil
+}
+
+// ignoredNodeFields are the fields of a node's profile that apply cluster-wide only.
+func ignoredNodeFields(p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) []string {
+	var ignored []string
+	if p.Replicas != nil {
+		ignored = append(ignored, "replicas")
+	}
+	if p.ImageRegistry != "" {
+		ignored = append(ignored, "imageRegistry")
+	}
+	if len(p.Images) > 0 {
+		ignored = append(ignored, "images")
+	}
+	if p.Resources != nil {
+		ignored = append(ignored, "resources")
+	}
+	for _, name := range sortedKeys(p.Components) {
+		cp := p.Components[name]
+		c, _ := ComponentByName(name)
+		if len(c.NodeDaemonSets) == 0 && (cp.Debug != nil || cp.Conf != nil) {
+			ignored = append(ignored, "components."+name+" (no per-node DaemonSet)")
+		}
+		if cp.Replicas != nil {
+			ignored = append(ignored, "components."+name+".replicas")
+		}
+		if len(cp.Images) > 0 {
+			ignored = append(ignored, "components."+name+".images")
+		}
+		if cp.Values != nil {
+			ignored = append(ignored, "components."+name+".values")
+		}
+	}
+	return ignored
+}
+
+// RenderNode computes what one node gets (labels, components, per-node overrides) without
+// rendering the whole cloud.
+func RenderNode(optionalComponents []string, n Node) (NodeValues, error) {
+	return renderNode(n, Enabled(optionalComponents))
+}

@@ -1,0 +1,267 @@
+package values
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+func rawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+func component(t *testing.T, out *Output, name string) ComponentValues {
+	t.Helper()
+	for _, c := range out.Components {
+		if c.Component.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("component %s not rendered", name)
+	return ComponentValues{}
+}
+
+func at(t *testing.T, v map[string]any, path string) string {
+	t.Helper()
+	got, ok := get(v, strings.Split(path, ".")...)
+	if !ok {
+		return "<none>"
+	}
+	b, _ := json.Marshal(got)
+	return string(b)
+}
+
+func TestRenderMergeOrder(t *testing.T) {
+	profile := &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Debug:         ptr.To(true),
+		Replicas:      ptr.To[int32](2),
+		ImageRegistry: "mirror.local:5000",
+		Images:        map[string]string{"dep_check": "mine/entrypoint:1", "unknown_image": "x/y:1"},
+		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceMemory: resource.MustParse("128Mi")}},
+		Components: map[string]kupenstackv1.ComponentProfile{
+			"nova": {
+				Debug: ptr.To(false), Replicas: ptr.To[int32](3),
+				Images: map[string]string{"nova_api": "mine/nova:1"},
+				Values: rawJSON(`{"pod":{"replicas":{"conductor":5}},"conf":{"nova":{"DEFAULT":{"x":"values"}}},"manifests":{"cron_job_cell_setup":false}}`),
+				Conf:   rawJSON(`{"nova":{"DEFAULT":{"x":"conf","y":1}}}`),
+			},
+		},
+	}
+	out, err := Render(Input{Release: "2026.1", Profile: profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova := component(t, out, "nova")
+	keystone := component(t, out, "keystone")
+	mariadb := component(t, out, "mariadb")
+	for _, tt := range []struct {
+		name string
+		v    map[string]any
+		path string
+		want string
+	}{
+		{"profile debug", keystone.Values, "conf.keystone.DEFAULT.debug", `true`},
+		{"component debug beats profile debug", nova.Values, "conf.nova.DEFAULT.debug", `false`},
+		{"infra has no debug switch", mariadb.Values, "conf", `<none>`},
+		{"profile replicas", keystone.Values, "pod.replicas.api", `2`},
+		{"component replicas beat profile replicas", nova.Values, "pod.replicas.osapi", `3`},
+		{"values beat component replicas", nova.Values, "pod.replicas.conductor", `5`},
+		{"conf beats values", nova.Values, "conf.nova.DEFAULT.x", `"conf"`},
+		{"conf merges", nova.Values, "conf.nova.DEFAULT.y", `1`},
+		{"free-form values kept", nova.Values, "manifests.cron_job_cell_setup", `false`},
+		{"registry moves default images", keystone.Values, "images.tags.keystone_api", `"mirror.local:5000/airshipit/keystone:2026.1-ubuntu_noble"`},
+		{"registry moves infra images", mariadb.Values, "images.tags.mariadb", `"mirror.local:5000/airshipit/mariadb:latest-ubuntu_noble"`},
+		{"profile image wins over registry", keystone.Values, "images.tags.dep_check", `"mine/entrypoint:1"`},
+		{"component image", nova.Values, "images.tags.nova_api", `"mine/nova:1"`},
+		{"unknown profile image not added", keystone.Values, "images.tags.unknown_image", `<none>`},
+		{"resources", keystone.Values, "pod.resources", `{"api":{"requests":{"memory":"128Mi"}},"enabled":true}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := at(t, tt.v, tt.path); got != tt.want {
+				t.Errorf("%s = %s, want %s", tt.path, got, tt.want)
+			}
+		})
+	}
+	if nova.ImageTags["nova_api"] != "mine/nova:1" || nova.ChartVersion != "2026.1.0" || nova.Component.Chart != "nova" {
+		t.Errorf("nova: tags %v, chart %s %s", nova.ImageTags, nova.Component.Chart, nova.ChartVersion)
+	}
+}
+
+func TestRenderDefaults(t *testing.T) {
+	for _, rel := range Releases {
+		out, err := Render(Input{Release: rel.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range out.Components {
+			names = append(names, c.Component.Name)
+			for k, tag := range c.ImageTags {
+				if tag == "" || strings.Contains(tag, "@") {
+					t.Errorf("%s %s: image %s = %q", rel.Name, c.Component.Name, k, tag)
+				}
+			}
+		}
+		if got := strings.Join(names, ","); got != "mariadb,rabbitmq,memcached,openvswitch,libvirt,keystone,glance,placement,nova,neutron" {
+			t.Errorf("%s: components = %s", rel.Name, got)
+		}
+		if tag := component(t, out, "glance").ImageTags["glance_api"]; tag != "quay.io/airshipit/glance:"+rel.Name+"-ubuntu_noble" {
+			t.Errorf("%s: glance_api = %s", rel.Name, tag)
+		}
+	}
+	out, err := Render(Input{Release: "2026.1", OptionalComponents: []string{"cinder", "horizon"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Components) != 12 {
+		t.Errorf("with cinder and horizon: %d components", len(out.Components))
+	}
+	if _, err := Render(Input{Release: "2024.1"}); err == nil || !strings.Contains(err.Error(), "supported: 2025.2, 2026.1") {
+		t.Errorf("unsupported release: %v", err)
+	}
+}
+
+func TestRenderNodes(t *testing.T) {
+	bigNova := &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Debug:    ptr.To(true),
+		Replicas: ptr.To[int32](4),
+		Components: map[string]kupenstackv1.ComponentProfile{
+			"nova":     {Conf: rawJSON(`{"nova":{"DEFAULT":{"cpu_allocation_ratio":4}}}`)},
+			"neutron":  {Conf: rawJSON(`{"plugins":{"openvswitch_agent":{"ovs":{"bridge_mappings":"public:br-ex"}}}}`)},
+			"keystone": {Conf: rawJSON(`{"keystone":{}}`)},
+		},
+	}
+	in := Input{Release: "2026.1", Nodes: []Node{
+		{Name: "z-compute", Roles: []string{"compute"}, Profile: bigNova},
+		{Name: "a-control", Roles: []string{"control"}, Profile: bigNova},
+		{Name: "plain", Roles: []string{"control", "compute"}},
+		{Name: "off", Roles: []string{"compute"}, Disabled: true, Profile: bigNova},
+	}}
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova := component(t, out, "nova").Values
+	if got := at(t, nova, "conf.overrides.nova_compute.hosts"); got != `[{"conf":{"nova":{"DEFAULT":{"cpu_allocation_ratio":4,"debug":true}}},"name":"z-compute"}]` {
+		t.Errorf("nova_compute hosts = %s", got)
+	}
+	neutron := component(t, out, "neutron").Values
+	if got := at(t, neutron, "conf.overrides.neutron_ovs_agent.hosts"); !strings.Contains(got, `"name":"a-control"`) || !strings.Contains(got, `"name":"z-compute"`) || strings.Index(got, "a-control") > strings.Index(got, "z-compute") {
+		t.Errorf("neutron_ovs_agent hosts (sorted by node) = %s", got)
+	}
+	if got := at(t, neutron, "conf.overrides.neutron_l3_agent.hosts"); strings.Contains(got, "z-compute") || !strings.Contains(got, "a-control") {
+		t.Errorf("neutron_l3_agent runs on control nodes only: %s", got)
+	}
+	if got := at(t, component(t, out, "keystone").Values, "conf.overrides"); got != "<none>" {
+		t.Errorf("keystone has no per-node DaemonSet, got overrides %s", got)
+	}
+	off := out.Nodes["off"]
+	if len(off.Labels) != 0 || len(off.Overrides) != 0 || len(off.Components) != 0 {
+		t.Errorf("disabled node = %+v", off)
+	}
+	plain := out.Nodes["plain"]
+	if len(plain.Overrides) != 0 || plain.Labels[LabelControlPlane] != "enabled" || plain.Labels[LabelComputeNode] != "enabled" {
+		t.Errorf("node without profile = %+v", plain)
+	}
+	if got := strings.Join(out.Nodes["z-compute"].Ignored, ","); got != "replicas,components.keystone (no per-node DaemonSet)" {
+		t.Errorf("ignored = %s", got)
+	}
+
+	// Render is deterministic whatever the order of the nodes.
+	in.Nodes[0], in.Nodes[3] = in.Nodes[3], in.Nodes[0]
+	again, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range out.Components {
+		if out.Components[i].Hash != again.Components[i].Hash {
+			t.Errorf("%s: hash depends on node order", out.Components[i].Component.Name)
+		}
+	}
+
+	// A user's own hosts entries stay, except for a node KupenStack manages.
+	in.Profile = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{Components: map[string]kupenstackv1.ComponentProfile{
+		"nova": {Values: rawJSON(`{"conf":{"overrides":{"nova_compute":{"hosts":[{"name":"elsewhere","conf":{}},{"name":"z-compute","conf":{"stale":true}}]}}}}`)},
+	}}
+	withUser, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at(t, component(t, withUser, "nova").Values, "conf.overrides.nova_compute.hosts"); strings.Contains(got, "stale") || !strings.Contains(got, "elsewhere") {
+		t.Errorf("hosts with the user's entries = %s", got)
+	}
+}
+
+// TestRenderHashes: changing one component's settings changes that component's hash only.
+func TestRenderHashes(t *testing.T) {
+	base := Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}}
+	changed := Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Components: map[string]kupenstackv1.ComponentProfile{"glance": {Conf: rawJSON(`{"glance":{"DEFAULT":{"show_image_direct_url":true}}}`)}},
+	}}
+	a, err := Render(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Render(changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Components {
+		name := a.Components[i].Component.Name
+		if same := a.Components[i].Hash == b.Components[i].Hash; same == (name == "glance") {
+			t.Errorf("%s: hash same = %v", name, same)
+		}
+	}
+}
+
+func TestRenderRejectsBadValues(t *testing.T) {
+	for _, v := range []string{`[1]`, `"x"`, `{`} {
+		_, err := Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+			Components: map[string]kupenstackv1.ComponentProfile{"nova": {Values: rawJSON(v)}},
+		}})
+		if err == nil || !strings.Contains(err.Error(), "component nova: values") {
+			t.Errorf("values %s: %v", v, err)
+		}
+	}
+}
+
+func TestComponentsDAG(t *testing.T) {
+	if err := checkDAG(Components); err != nil {
+		t.Fatal(err)
+	}
+	bad := []Component{{Name: "a", DependsOn: []string{"b"}}, {Name: "b"}}
+	if err := checkDAG(bad); err == nil {
+		t.Fatal("checkDAG accepted a dependency that comes later")
+	}
+	for _, c := range Components {
+		if c.Phase < PhaseInfra || c.Phase > PhaseDashboard {
+			t.Errorf("%s: phase %d", c.Name, c.Phase)
+		}
+		for _, d := range c.DependsOn {
+			dep, _ := ComponentByName(d)
+			if dep.Phase > c.Phase {
+				t.Errorf("%s (phase %d) depends on %s of a later phase %d", c.Name, c.Phase, d, dep.Phase)
+			}
+		}
+	}
+}
+
+func TestWithRegistry(t *testing.T) {
+	for _, tt := range []struct{ ref, reg, want string }{
+		{"quay.io/airshipit/nova:2026.1", "mirror:5000", "mirror:5000/airshipit/nova:2026.1"},
+		{"docker.io/library/memcached:1", "m.local/x", "m.local/x/library/memcached:1"},
+		{"library/memcached:1", "m.local", "m.local/library/memcached:1"},
+		{"localhost/a:1", "m", "m/a:1"},
+		{"a:1", "", "a:1"},
+	} {
+		if got := withRegistry(tt.ref, tt.reg); got != tt.want {
+			t.Errorf("withRegistry(%s, %s) = %s, want %s", tt.ref, tt.reg, got, tt.want)
+		}
+	}
+}

@@ -32,6 +32,7 @@ type options struct {
 	vmHealthPeriod         time.Duration
 	workers                int
 	notificationsURL       string
+	lcm                    string
 	domainID, memberRole   string
 	apiQPS                 float64
 	apiBurst               int
@@ -65,6 +66,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"ID of the Keystone domain in which namespaces' projects are created [KUPENSTACK_PROJECT_DOMAIN]")
 	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
 		"Keystone role the operator's user gets in every namespace's project [KUPENSTACK_PROJECT_ROLE]")
+	fs.StringVar(&o.lcm, "lcm", env("KUPENSTACK_LCM", controller.LCMAuto),
+		"cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode): auto (on when a KupenstackConfiguration exists at start-up), on or off [KUPENSTACK_LCM]")
 	fs.StringVar(&o.notificationsURL, "notifications-url", env("KUPENSTACK_NOTIFICATIONS_URL", ""),
 		"AMQP URL of the cloud's notification bus (amqp://user:password@host:5672/); empty: off, changes are found by polling. Prefer the environment variable, from a Secret [KUPENSTACK_NOTIFICATIONS_URL]")
 	fs.IntVar(&o.workers, "workers", 4, "objects of each kind reconciled at once")
@@ -137,7 +140,7 @@ func run() error {
 		opts.cloudName, opts.apiQPS, opts.apiBurst)
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupAll(ctx, mgr, controller.Options{
-		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole,
+		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm,
 	}); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/hostaggregate"
 	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/controller/keypair"
+	"github.com/kupenstack/kupenstack/internal/controller/lcm"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/port"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
@@ -49,7 +50,18 @@ type Options struct {
 	DomainID string
 	// MemberRole is the role the operator's user gets in each project.
 	MemberRole string
+	// LCM switches the cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode):
+	// LCMOn, LCMOff, or LCMAuto (also the empty value): on when a KupenstackConfiguration exists
+	// when the operator starts.
+	LCM string
 }
+
+// Values of Options.LCM.
+const (
+	LCMAuto = "auto"
+	LCMOn   = "on"
+	LCMOff  = "off"
+)
 
 // resourceLists are the list types of every namespaced OpenStack resource kind: a namespace's
 // project stays while any of these remain in it.
@@ -121,7 +133,36 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("setting up the %s controller: %w", s.name, err)
 		}
 	}
+	if on, err := lcmEnabled(ctx, mgr, o.LCM); err != nil {
+		return err
+	} else if on {
+		if err := lcm.Setup(mgr); err != nil {
+			return fmt.Errorf("setting up the life-cycle controllers: %w", err)
+		}
+	}
 	return nil
+}
+
+// lcmEnabled decides whether the life-cycle controllers run: always with LCMOn, never with
+// LCMOff, and with LCMAuto only when a KupenstackConfiguration exists at start-up (read
+// directly from the API server, the cache is not running yet).
+func lcmEnabled(ctx context.Context, mgr ctrl.Manager, mode string) (bool, error) {
+	switch mode {
+	case LCMOn:
+		return true, nil
+	case LCMOff:
+		return false, nil
+	case LCMAuto, "":
+		var list kupenstackv1.KupenstackConfigurationList
+		if err := mgr.GetAPIReader().List(ctx, &list, client.Limit(1)); err != nil {
+			// No CRD installed (or no access): the resources flow runs alone.
+			ctrl.Log.WithName("setup").Info("life-cycle controllers off: cannot list KupenstackConfigurations", "error", err.Error())
+			return false, nil
+		}
+		return len(list.Items) > 0, nil
+	default:
+		return false, fmt.Errorf("unknown life-cycle mode %q: want %s, %s or %s", mode, LCMAuto, LCMOn, LCMOff)
+	}
 }
 
 // namespaceInUse says whether any OpenStack resource object remains in namespace ns.

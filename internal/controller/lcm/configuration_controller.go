@@ -1,0 +1,257 @@
+// Package lcm holds the controllers of the cloud's life-cycle: the KupenstackConfiguration
+// controller (OpenstackNode objects from spec.nodes, rendered component values in the status)
+// and the OpenstackNode controller (OpenStack-Helm labels on Kubernetes Nodes, the node's
+// desired configuration).
+package lcm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/lcm/values"
+)
+
+// ConfigurationControllerName names the controller in logs, metrics and Events.
+const ConfigurationControllerName = "kupenstackconfiguration"
+
+// ConfigurationReconciler keeps one OpenstackNode per configured node and renders the values of
+// every component into the configuration's status.
+type ConfigurationReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=kupenstackconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=kupenstackconfigurations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcloudconfigurationprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=openstacknodes,verbs=get;list;watch;create;update;patch;delete
+
+var configKey = types.NamespacedName{Name: kupenstackv1.KupenstackConfigurationName}
+
+// Reconcile brings the OpenstackNodes in line with spec.nodes and renders the components.
+func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req.NamespacedName != configKey {
+		return ctrl.Result{}, nil // the API server admits no other name
+	}
+	var cfg kupenstackv1.KupenstackConfiguration
+	err := r.Client.Get(ctx, configKey, &cfg)
+	if apierrors.IsNotFound(err) || (err == nil && !cfg.DeletionTimestamp.IsZero()) {
+		// No cloud configured: no OpenstackNode either (they also go by garbage collection).
+		return ctrl.Result{}, r.syncNodes(ctx, nil, nil)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	before := cfg.DeepCopy()
+	if err := r.syncNodes(ctx, &cfg, cfg.Spec.Nodes); err != nil {
+		return ctrl.Result{}, err
+	}
+	state := conditions.State{Ready: true}
+	out, rerr := r.render(ctx, &cfg)
+	switch {
+	case rerr != nil:
+		state = conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: rerr.Error()}
+		r.Recorder.Eventf(&cfg, nil, corev1.EventTypeWarning, state.Reason, "Render", "%s", state.Message)
+	default:
+		cfg.Status.Components = componentStatuses(out)
+	}
+	cfg.Status.Nodes = 0
+	for _, n := range cfg.Spec.Nodes {
+		if !n.Disabled {
+			cfg.Status.Nodes++
+		}
+	}
+	conditions.Set(&cfg.Status.Conditions, cfg.Generation, state)
+	cfg.Status.ObservedGeneration = cfg.Generation
+	if equality.Semantic.DeepEqual(before.Status, cfg.Status) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &cfg, client.MergeFrom(before)))
+}
+
+// syncNodes makes the OpenstackNode objects match nodes: create, update the spec, delete the rest.
+func (r *ConfigurationReconciler) syncNodes(ctx context.Context, cfg *kupenstackv1.KupenstackConfiguration, nodes []kupenstackv1.ConfiguredNode) error {
+	var existing kupenstackv1.OpenstackNodeList
+	if err := r.Client.List(ctx, &existing); err != nil {
+		return err
+	}
+	want := map[string]kupenstackv1.OpenstackNodeSpec{}
+	for _, n := range nodes {
+		want[n.Name] = nodeSpec(cfg, n)
+	}
+	for i := range existing.Items {
+		on := &existing.Items[i]
+		spec, ok := want[on.Name]
+		if !ok {
+			if on.DeletionTimestamp.IsZero() {
+				if err := r.Client.Delete(ctx, on); client.IgnoreNotFound(err) != nil {
+					return err
+				}
+				if cfg != nil {
+					r.Recorder.Eventf(cfg, on, corev1.EventTypeNormal, "NodeRemoved", "Delete", "node %s left the cloud", on.Name)
+				}
+			}
+			continue
+		}
+		delete(want, on.Name)
+		if equality.Semantic.DeepEqual(on.Spec, spec) {
+			continue
+		}
+		orig := on.DeepCopy()
+		on.Spec = spec
+		if err := r.Client.Patch(ctx, on, client.MergeFrom(orig)); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedNames(want) {
+		on := &kupenstackv1.OpenstackNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: want[name]}
+		if err := controllerutil.SetControllerReference(cfg, on, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, on); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		r.Recorder.Eventf(cfg, on, corev1.EventTypeNormal, "NodeAdded", "Create", "node %s joined the cloud", name)
+	}
+	return nil
+}
+
+func nodeSpec(cfg *kupenstackv1.KupenstackConfiguration, n kupenstackv1.ConfiguredNode) kupenstackv1.OpenstackNodeSpec {
+	spec := kupenstackv1.OpenstackNodeSpec{Roles: n.NodeRoles(), Disabled: n.Disabled}
+	if n.Profile != nil {
+		p := *n.Profile
+		if p.Namespace == "" {
+			p.Namespace = cfg.Spec.DefaultProfile.Namespace
+		}
+		spec.Profile = &p
+	}
+	return spec
+}
+
+// render renders the cloud's values from the configuration and its profiles.
+func (r *ConfigurationReconciler) render(ctx context.Context, cfg *kupenstackv1.KupenstackConfiguration) (*values.Output, error) {
+	in, err := gatherInput(ctx, r.Client, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return values.Render(*in)
+}
+
+// gatherInput reads the profiles a configuration names into a rendering input. A missing profile
+// is an error that names it.
+func gatherInput(ctx context.Context, c client.Client, cfg *kupenstackv1.KupenstackConfiguration) (*values.Input, error) {
+	profiles := map[types.NamespacedName]*kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
+	get := func(ref kupenstackv1.ProfileReference) (*kupenstackv1.OpenstackCloudConfigurationProfileSpec, error) {
+		key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+		if key.Namespace == "" {
+			key.Namespace = cfg.Spec.DefaultProfile.Namespace
+		}
+		if p, ok := profiles[key]; ok {
+			return p, nil
+		}
+		var p kupenstackv1.OpenstackCloudConfigurationProfile
+		if err := c.Get(ctx, key, &p); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("profile %s not found", key)
+			}
+			return nil, err
+		}
+		profiles[key] = &p.Spec
+		return &p.Spec, nil
+	}
+	def, err := get(cfg.Spec.DefaultProfile)
+	if err != nil {
+		return nil, err
+	}
+	in := &values.Input{Release: cfg.Spec.Release, OptionalComponents: cfg.Spec.OptionalComponents, Profile: def}
+	for _, n := range cfg.Spec.Nodes {
+		node := values.Node{Name: n.Name, Roles: n.NodeRoles(), Disabled: n.Disabled}
+		if n.Profile != nil {
+			if node.Profile, err = get(*n.Profile); err != nil {
+				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			}
+		}
+		in.Nodes = append(in.Nodes, node)
+	}
+	return in, nil
+}
+
+func componentStatuses(out *values.Output) []kupenstackv1.ComponentStatus {
+	var st []kupenstackv1.ComponentStatus
+	for _, c := range out.Components {
+		st = append(st, kupenstackv1.ComponentStatus{
+			Name: c.Component.Name, Chart: c.Component.Chart, ChartVersion: c.ChartVersion,
+			ValuesHash: c.Hash, Images: int32(len(c.ImageTags)),
+		})
+	}
+	return st
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// profileUsed says whether the configuration names the profile (as default or a node's).
+func profileUsed(cfg *kupenstackv1.KupenstackConfiguration, namespace, name string) bool {
+	if cfg.Spec.DefaultProfile.Name == name && cfg.Spec.DefaultProfile.Namespace == namespace {
+		return true
+	}
+	for _, n := range cfg.Spec.Nodes {
+		if n.Profile == nil || n.Profile.Name != name {
+			continue
+		}
+		ns := n.Profile.Namespace
+		if ns == "" {
+			ns = cfg.Spec.DefaultProfile.Namespace
+		}
+		if ns == namespace {
+			return true
+		}
+	}
+	return false
+}
+
+// SetupWithManager registers the controller.
+func (r *ConfigurationReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	toConfig := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: configKey}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ConfigurationControllerName).
+		For(&kupenstackv1.KupenstackConfiguration{}).
+		// Any OpenstackNode change (e.g. one deleted by hand) is checked against spec.nodes.
+		Watches(&kupenstackv1.OpenstackNode{}, toConfig).
+		Watches(&kupenstackv1.OpenstackCloudConfigurationProfile{}, toConfig).
+		Complete(r)
+}
+
+// joinSorted is the annotation form of a set of label keys.
+func joinSorted(keys map[string]bool) string {
+	list := make([]string, 0, len(keys))
+	for k := range keys {
+		list = append(list, k)
+	}
+	slices.Sort(list)
+	return strings.Join(list, ",")
+}

@@ -177,13 +177,22 @@ func (fakeActuator) Observe(n *kupenstackv1.Network, r *fakeResource) (bool, str
 }
 
 var (
-	cloud = &fakeCloud{resources: map[string]*fakeResource{}, failNext: map[string]error{}, failAll: map[string]error{}, calls: map[string]int{}}
-	env   = testenv.New(func(mgr ctrl.Manager) error {
+	slowDeletes = &slowDeleter{exists: map[string]bool{}, pending: map[string]int{}}
+	cloud       = &fakeCloud{resources: map[string]*fakeResource{}, failNext: map[string]error{}, failAll: map[string]error{}, calls: map[string]int{}}
+	env         = testenv.New(func(mgr ctrl.Manager) error {
 		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
 			Kind[*kupenstackv1.Network, fakeResource]{
 				Name: "Network", Controller: "fake-network", Actuator: fakeActuator{cloud},
 				New:     func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
 				NewList: func() client.ObjectList { return &kupenstackv1.NetworkList{} },
+			}); err != nil {
+			return err
+		}
+		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
+			Kind[*kupenstackv1.ServerGroup, string]{
+				Name: "ServerGroup", Controller: "fake-servergroup", Actuator: slowDeletes,
+				New:     func() *kupenstackv1.ServerGroup { return &kupenstackv1.ServerGroup{} },
+				NewList: func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
 			}); err != nil {
 			return err
 		}

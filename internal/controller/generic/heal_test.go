@@ -193,3 +193,106 @@ func TestHealing(t *testing.T) {
 		})
 	}
 }
+
+// slowDeleter is a cloud where a delete takes a few reads to finish (like a Nova server), so the
+// engine sees the resource still there, being deleted. ServerGroup objects are the carrier.
+type slowDeleter struct {
+	mu      sync.Mutex
+	exists  map[string]bool
+	pending map[string]int // ID -> reads until gone
+	deletes int
+}
+
+func (a *slowDeleter) Get(_ context.Context, _ Scope, id string) (*string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n, ok := a.pending[id]; ok {
+		if n == 0 {
+			delete(a.pending, id)
+			delete(a.exists, id)
+		} else {
+			a.pending[id] = n - 1
+		}
+	}
+	if !a.exists[id] {
+		return nil, notFound()
+	}
+	return &id, nil
+}
+
+func (*slowDeleter) FindOwned(context.Context, Scope, *kupenstackv1.ServerGroup) (*string, error) {
+	return nil, nil
+}
+
+func (*slowDeleter) FindImport(context.Context, Scope, *kupenstackv1.ServerGroup) (*string, error) {
+	return nil, nil
+}
+
+func (a *slowDeleter) Create(_ context.Context, _ Scope, g *kupenstackv1.ServerGroup) (*string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id := "sg-" + string(g.UID)
+	a.exists[id] = true
+	return &id, nil
+}
+
+func (*slowDeleter) Update(_ context.Context, _ Scope, _ *kupenstackv1.ServerGroup, cur *string) (*string, bool, error) {
+	return cur, false, nil
+}
+
+func (a *slowDeleter) Delete(_ context.Context, _ Scope, id *string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.deletes++
+	a.pending[*id] = 3
+	return nil
+}
+
+func (*slowDeleter) ID(id *string) string { return *id }
+
+func (*slowDeleter) Observe(*kupenstackv1.ServerGroup, *string) (bool, string) { return true, "" }
+
+func (a *slowDeleter) Deleting(id *string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.pending[*id]
+	return ok
+}
+
+// TestDeleteAskedOnce: while the cloud is deleting a resource, the engine waits for it to go
+// instead of sending the delete again on every pass.
+func TestDeleteAskedOnce(t *testing.T) {
+	ns := readyNamespace(t)
+	g := &kupenstackv1.ServerGroup{ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: ns}, Spec: kupenstackv1.ServerGroupSpec{Policy: "affinity"}}
+	if err := env.Client.Create(env.Ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(g)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := env.Client.Get(env.Ctx, key, g); err != nil {
+			t.Fatal(err)
+		}
+		if g.Status.ID != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not created")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := env.Client.Delete(env.Ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	for env.Client.Get(env.Ctx, key, g) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("not deleted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	slowDeletes.mu.Lock()
+	defer slowDeletes.mu.Unlock()
+	if slowDeletes.deletes != 1 {
+		t.Errorf("%d delete calls for one resource", slowDeletes.deletes)
+	}
+}

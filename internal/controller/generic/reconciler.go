@@ -458,6 +458,9 @@ func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, err
 	case err != nil:
 		return false, err
 	}
+	if d, ok := r.Actuator.(interface{ Deleting(*R) bool }); ok && d.Deleting(res) {
+		return false, nil // asked already: wait for it to go, without asking again
+	}
 	if err := r.Actuator.Delete(ctx, s, res); err != nil && !openstack.IsNotFound(err) {
 		return false, err
 	}

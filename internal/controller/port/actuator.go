@@ -3,11 +3,13 @@ package port
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -126,6 +128,16 @@ func (actuator) Create(ctx context.Context, s generic.Scope, p *kupenstackv1.Por
 	}
 	if ips := fixedIPs(s, p); len(ips) > 0 {
 		opts.FixedIPs = ips
+	} else {
+		// Neutron gives a port an address only from the subnets its network has when the port is
+		// made, never later: a Port applied together with its network's Subnet waits for it.
+		network, err := networks.Get(ctx, sc, opts.NetworkID).Extract()
+		if err != nil {
+			return nil, err
+		}
+		if len(network.Subnets) == 0 {
+			return nil, generic.WaitFor(fmt.Sprintf("waiting for a subnet on network %s, so that the port gets an address", p.Spec.NetworkRef), 3*time.Second)
+		}
 	}
 	var builder ports.CreateOptsBuilder = opts
 	if p.Spec.PortSecurityEnabled != nil {

@@ -147,6 +147,9 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*servers.Server
 	return list(ctx, s, "")
 }
 
+// Deleting tells the engine that Nova is deleting the server already (no second DELETE).
+func (actuator) Deleting(srv *servers.Server) bool { return deleting(srv) }
+
 // deleting says whether Nova is already deleting the server: it is no longer anyone's.
 func deleting(srv *servers.Server) bool {
 	return srv.TaskState == "deleting" || srv.Status == "DELETED" || srv.Status == "SOFT_DELETED"

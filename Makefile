@@ -52,6 +52,11 @@ test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, starte
 	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) ./...
 	@$(MAKE) --no-print-directory fuzz
 
+.PHONY: test-reliability
+test-reliability: ## The SIGKILL crash-safety test alone (make test runs it too).
+	hack/prepare-tests.sh
+	KUPENSTACK_E2E=required $(TEST_ENV) go test -count=1 -v -timeout 30m ./test/reliability/
+
 .PHONY: test-unit
 test-unit: ## The fast part only: no API server, no cloud.
 	go test -short $(GO_TEST_FLAGS) ./...

@@ -50,6 +50,17 @@ type Env struct {
 	wrapClient func(client.Client) client.Client
 	// logOut, if set, also receives the log.
 	logOut io.Writer
+	te     *envtest.Environment
+}
+
+// KubeConfig returns a kubeconfig of a new user of the API server (with the given groups; none
+// means only what RBAC grants it), for a process a test starts.
+func (e *Env) KubeConfig(name string, groups ...string) ([]byte, error) {
+	user, err := e.te.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.KubeConfig()
 }
 
 // WithManagerClient wraps the client the manager's controllers use, e.g. to inject faults into
@@ -142,7 +153,7 @@ func (e *Env) start() (func(), error) {
 		stop()
 		return nil, err
 	}
-	e.Client, e.Config, e.Ctx, e.started = c, cfg, ctx, true
+	e.Client, e.Config, e.Ctx, e.started, e.te = c, cfg, ctx, true, te
 	if e.withGC {
 		stopKCM, err := startControllerManager(te, assets)
 		if err != nil {

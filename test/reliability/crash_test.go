@@ -1,0 +1,387 @@
+// Package reliability runs the operator as a real process, with only the permissions of its
+// ClusterRole, against a real API server and the all-in-one cloud, and SIGKILLs it at random
+// moments (seeded, reported) while objects are created and deleted. After the last restart
+// nothing may be duplicated in OpenStack, nothing left behind, and everything must converge.
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/keypair"
+	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+var env = testenv.New(nil)
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+const publicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 crash@test"
+
+// operator is the operator binary, run and killed by the test.
+type operator struct {
+	bin, kubeconfig, logPath string
+	mu                       sync.Mutex
+	cmd                      *exec.Cmd
+	starts                   int
+}
+
+func (o *operator) start() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	logFile, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(o.bin, "--kubeconfig="+o.kubeconfig, "--cloud-secret=kupenstack-system/kupenstack-cloud",
+		"--cloud=aio", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--resync-period=20s")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	o.cmd = cmd
+	o.starts++
+	go func() { _ = cmd.Wait(); _ = logFile.Close() }()
+	return nil
+}
+
+// kill SIGKILLs the operator: no cleanup of any kind runs.
+func (o *operator) kill() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cmd != nil {
+		_ = o.cmd.Process.Signal(syscall.SIGKILL)
+		o.cmd = nil
+	}
+}
+
+// cloud are admin clients of the test cloud, to count what exists behind the operator's back.
+type cloud struct{ neutron, nova *gophercloud.ServiceClient }
+
+func connect(t *testing.T) (cloud, []byte) {
+	t.Helper()
+	path, name := os.Getenv("OS_CLIENT_CONFIG_FILE"), os.Getenv("OS_CLOUD")
+	if testing.Short() {
+		t.Skip("reliability test; skipped in -short mode")
+	}
+	if path == "" || name == "" {
+		if os.Getenv("KUPENSTACK_E2E") == "required" {
+			t.Fatal("KUPENSTACK_E2E=required but OS_CLIENT_CONFIG_FILE/OS_CLOUD are not set")
+		}
+		t.Skip("no OpenStack: set OS_CLIENT_CONFIG_FILE and OS_CLOUD")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cloudconfig.Parse(data, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider, err := cc.Connect(env.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, err := gcopenstack.NewNetworkV2(provider, cc.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv, err := gcopenstack.NewComputeV2(provider, cc.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cloud{neutron: nt, nova: nv}, data
+}
+
+// grantOperatorRole installs the operator's generated ClusterRole and binds it to user.
+func grantOperatorRole(t *testing.T, user string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-crash-test"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
+	for _, o := range []client.Object{&role, binding} {
+		if err := env.Client.Create(env.Ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func buildOperator(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "kupenstack")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kupenstack")
+	cmd.Dir = testenv.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the operator: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// seed is the random seed of the kill moments: KUPENSTACK_CRASH_SEED replays a run.
+func seed(t *testing.T) uint64 {
+	if s := os.Getenv("KUPENSTACK_CRASH_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("KUPENSTACK_CRASH_SEED: %v", err)
+		}
+		return n
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// objectsFor makes the workload: n cheap objects of three kinds in namespace ns, within the
+// default quotas of one project (which allow 10 security groups, but 100 networks and 500 ports):
+// Networks, Ports on one shared Network and Subnet (the first objects), and KeyPairs.
+func objectsFor(ns string, n int) []generic.Object {
+	out := []generic.Object{
+		&kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}},
+		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared-v4"},
+			Spec: kupenstackv1.SubnetSpec{NetworkRef: "shared", CIDR: "10.99.0.0/22"}},
+	}
+	for i := range n {
+		meta := metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("o-%d", i)}
+		switch i % 3 {
+		case 0:
+			out = append(out, &kupenstackv1.Network{ObjectMeta: meta})
+		case 1:
+			out = append(out, &kupenstackv1.Port{ObjectMeta: meta, Spec: kupenstackv1.PortSpec{NetworkRef: "shared"}})
+		default:
+			out = append(out, &kupenstackv1.KeyPair{ObjectMeta: meta, Spec: kupenstackv1.KeyPairSpec{PublicKey: publicKey}})
+		}
+	}
+	return out
+}
+
+// inCloud counts the OpenStack resources made for obj (by its name in the project, or a key pair's
+// Nova name): a duplicate made by a crash would have the same name.
+func inCloud(ctx context.Context, c cloud, project string, obj generic.Object) (int, error) {
+	switch o := obj.(type) {
+	case *kupenstackv1.Network:
+		pages, err := networks.List(c.neutron, networks.ListOpts{ProjectID: project, Name: o.Name}).AllPages(ctx)
+		if err != nil {
+			return 0, err
+		}
+		found, err := networks.ExtractNetworks(pages)
+		return len(found), err
+	case *kupenstackv1.Subnet:
+		pages, err := subnets.List(c.neutron, subnets.ListOpts{ProjectID: project, Name: o.Name}).AllPages(ctx)
+		if err != nil {
+			return 0, err
+		}
+		found, err := subnets.ExtractSubnets(pages)
+		return len(found), err
+	case *kupenstackv1.Port:
+		pages, err := ports.List(c.neutron, ports.ListOpts{ProjectID: project, Name: o.Name}).AllPages(ctx)
+		if err != nil {
+			return 0, err
+		}
+		found, err := ports.ExtractPorts(pages)
+		return len(found), err
+	case *kupenstackv1.KeyPair:
+		err := keypairs.Get(ctx, c.nova, keypair.NovaName(o), nil).Err
+		if gophercloud.ResponseCodeIs(err, 404) {
+			return 0, nil
+		}
+		return 1, err
+	}
+	return 0, fmt.Errorf("no count for %T", obj)
+}
+
+// TestSIGKILLDuringCreateAndDelete: see the package comment.
+func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
+	c, clouds := connect(t)
+	env.Require(t)
+	n := 60
+	if v, err := strconv.Atoi(os.Getenv("KUPENSTACK_CRASH_OBJECTS")); err == nil && v > 0 {
+		n = v
+	}
+	s := seed(t)
+	t.Logf("seed %d (replay: KUPENSTACK_CRASH_SEED=%d), %d objects", s, s, n)
+	rng := rand.New(rand.NewPCG(s, s))
+
+	dir := t.TempDir()
+	grantOperatorRole(t, "kupenstack-operator")
+	kubeconfig, err := env.KubeConfig("kupenstack-operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &operator{bin: buildOperator(t, dir), kubeconfig: filepath.Join(dir, "kubeconfig"), logPath: filepath.Join(dir, "operator.log")}
+	if err := os.WriteFile(op.kubeconfig, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-system"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kupenstack-system", Name: "kupenstack-cloud"},
+			Data: map[string][]byte{"clouds.yaml": clouds}},
+	} {
+		if err := env.Client.Create(env.Ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		op.kill()
+		if t.Failed() {
+			if log, err := os.ReadFile(op.logPath); err == nil {
+				t.Logf("operator log (last 16 KiB, without start-up lines):\n%s", tail(withoutStartup(log), 16384))
+			}
+		}
+	})
+
+	// The chaos: a few SIGKILLs at seeded random moments 1–5 s apart, each followed by a restart at
+	// once. Their number is bounded, not their timing: a loaded machine may need long for one pass,
+	// and the point is that killing at any moment loses or duplicates nothing.
+	if err := op.start(); err != nil {
+		t.Fatal(err)
+	}
+	kills := 0
+	chaos := func(n int) {
+		t.Helper()
+		for range n {
+			time.Sleep(time.Duration(1000+rng.IntN(4000)) * time.Millisecond)
+			op.kill()
+			kills++
+			if err := op.start(); err != nil {
+				t.Fatalf("restarting the operator: %v", err)
+			}
+		}
+	}
+
+	ns := fmt.Sprintf("crash-%d", time.Now().Unix()%100000)
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	objs := objectsFor(ns, n)
+	for _, o := range objs {
+		if err := env.Client.Create(env.Ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chaos(6)
+	waitUntil(t, 10*time.Minute, "every object Ready", func() error {
+		for _, o := range objs {
+			if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(o), o); err != nil {
+				return err
+			}
+			if st := o.GetManagedStatus(); st.ID == "" || !conditions.IsReady(st.Conditions, o.GetGeneration()) {
+				return fmt.Errorf("%T %s not ready: id %q, conditions %+v", o, o.GetName(), st.ID, st.Conditions)
+			}
+		}
+		return nil
+	})
+	var project kupenstackv1.Project
+	if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &project); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		count, err := inCloud(env.Ctx, c, project.Status.ID, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if count != 1 {
+			t.Errorf("%T %s: %d OpenStack resources, want exactly 1", o, o.GetName(), count)
+		}
+	}
+
+	// Delete everything while the operator keeps dying.
+	for _, o := range objs {
+		if err := env.Client.Delete(env.Ctx, o); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	chaos(6)
+	waitUntil(t, 10*time.Minute, "every object deleted", func() error {
+		for _, o := range objs {
+			if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(o), o); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%T %s still there (%v)", o, o.GetName(), err)
+			}
+		}
+		return nil
+	})
+	t.Logf("%d kills, %d operator starts", kills, op.starts)
+	for _, o := range objs {
+		count, err := inCloud(env.Ctx, c, project.Status.ID, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if count != 0 {
+			t.Errorf("%T %s: %d OpenStack resources left behind", o, o.GetName(), count)
+		}
+	}
+	if err := env.Client.Delete(env.Ctx, &project); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 5*time.Minute, "project deleted", func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &project); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// withoutStartup drops the manager's start-up lines, which every restart repeats.
+func withoutStartup(log []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		if !bytes.Contains(line, []byte(`"msg":"Starting `)) {
+			out = append(append(out, line...), '\n')
+		}
+	}
+	return out
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}

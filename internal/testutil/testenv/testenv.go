@@ -133,6 +133,9 @@ func (e *Env) start() (func(), error) {
 	}
 	// Keep the API server on loopback: hosts without a default route have no other address, and
 	// Kubernetes refuses a loopback advertise address unless the endpoint reconciler is off.
+	// A loaded machine starts kube-apiserver and etcd slowly too (the default allows 20 s).
+	te.ControlPlane.GetAPIServer().StartTimeout = 3 * time.Minute
+	te.ControlPlane.Etcd = &envtest.Etcd{StartTimeout: 3 * time.Minute}
 	te.ControlPlane.GetAPIServer().Configure().
 		Set("advertise-address", "127.0.0.1").
 		Set("endpoint-reconciler-type", "none")

@@ -45,6 +45,14 @@ var (
 	vmHealthPeriod = envDuration("BENCH_VM_HEALTH_PERIOD", 30*time.Second)
 	// phases selects what runs (all by default): converge, heal, idle.
 	phases = os.Getenv("BENCH_PHASES")
+	// notificationsURL turns the operator's notification listener on (BENCH_NOTIFICATIONS=1, with
+	// KUPENSTACK_NOTIFICATIONS_URL, which the Makefile's test environment sets).
+	notificationsURL = func() string {
+		if os.Getenv("BENCH_NOTIFICATIONS") == "1" {
+			return os.Getenv("KUPENSTACK_NOTIFICATIONS_URL")
+		}
+		return ""
+	}()
 )
 
 // Production defaults of cmd/kupenstack for what the benchmark does not change on purpose.
@@ -62,8 +70,10 @@ var env = testenv.New(func(mgr ctrl.Manager) error {
 		ResyncPeriod:   resyncPeriod,
 		Workers:        workers,
 		VMHealthPeriod: vmHealthPeriod,
-		DomainID:       "default",
-		MemberRole:     "member",
+		// Off unless BENCH_NOTIFICATIONS=1: the self-heal row says which.
+		NotificationsURL: notificationsURL,
+		DomainID:         "default",
+		MemberRole:       "member",
 	})
 }).WithNamespaceDeletion()
 

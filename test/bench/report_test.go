@@ -179,9 +179,13 @@ func (r *report) write(b *bytes.Buffer, failed bool) {
 		p("\n### 3. Self-heal: server reset to ERROR → replacement ACTIVE in the object's status (%d VMs, one at a time)\n", len(h.total))
 		dm, dx := medianMax(h.detect)
 		tm, tx := medianMax(h.total)
-		p("| `--vm-health-period` | detected (restart counted): median / max | replacement ACTIVE: median / max | target | met |")
-		p("| --- | ---: | ---: | ---: | --- |")
-		p("| %s | %s / %s | %s / %s | ≤ 10 s | %s |", h.period, fmtDur(dm), fmtDur(dx), fmtDur(tm), fmtDur(tx), yesNo(tx <= 10*time.Second))
+		listener := "off"
+		if notificationsURL != "" {
+			listener = "on"
+		}
+		p("| `--vm-health-period` | notification listener | detected (restart counted): median / max | replacement ACTIVE: median / max | target | met |")
+		p("| --- | --- | ---: | ---: | ---: | --- |")
+		p("| %s | %s | %s / %s | %s / %s | ≤ 10 s | %s |", h.period, listener, fmtDur(dm), fmtDur(dx), fmtDur(tm), fmtDur(tx), yesNo(tx <= 10*time.Second))
 		var all []string
 		for _, d := range h.total {
 			all = append(all, fmt.Sprintf("%.1f", d.Seconds()))

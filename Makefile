@@ -13,7 +13,7 @@ ENVTEST_ASSETS := $(BIN)/envtest-$(K8S_VERSION)
 AIO_STATE_DIR ?= /var/lib/kupenstack/openstack-aio
 export AIO_STATE_DIR
 
-GO_TEST_FLAGS ?= -count=1
+GO_TEST_FLAGS ?= -count=1 -timeout 40m
 # The environment every real test needs: the envtest binaries and the all-in-one cloud.
 TEST_ENV := KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) OS_CLIENT_CONFIG_FILE=$(AIO_STATE_DIR)/clouds.yaml OS_CLOUD=aio \
 	KUPENSTACK_NOTIFICATIONS_URL=amqp://guest:guest@127.0.0.1:5672/

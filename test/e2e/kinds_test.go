@@ -77,6 +77,12 @@ func privateNetwork(ns string) []client.Object {
 	return []client.Object{&kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}}
 }
 
+// privateSubnet is a network with a subnet (a Port without fixedIPs waits for one).
+func privateSubnet(ns string) []client.Object {
+	return append(privateNetwork(ns), &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
+		NetworkRef: "net", CIDR: fmt.Sprintf("10.62.%d.0/24", cidrCounter.Add(1)%250)}})
+}
+
 // ids collects the IDs of one page-listed resource type.
 func ids[R any](pages pagination.Page, err error, extract func(pagination.Page) ([]R, error), id func(R) string) ([]string, error) {
 	if err != nil {
@@ -163,7 +169,7 @@ var kindCases = []kindCase{
 		func(ns, name string) generic.Object {
 			return &kupenstackv1.SecurityGroup{ObjectMeta: objMeta(ns, name)}
 		}),
-	neutronKind("Port", "ports", privateNetwork, func(ns, name string) generic.Object {
+	neutronKind("Port", "ports", privateSubnet, func(ns, name string) generic.Object {
 		return &kupenstackv1.Port{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
 	}),
 	floatingIPKind(),

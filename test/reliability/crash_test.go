@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
@@ -83,7 +85,7 @@ func (o *operator) kill() {
 }
 
 // cloud are admin clients of the test cloud, to count what exists behind the operator's back.
-type cloud struct{ neutron, nova *gophercloud.ServiceClient }
+type cloud struct{ neutron, nova, identity *gophercloud.ServiceClient }
 
 func connect(t *testing.T) (cloud, []byte) {
 	t.Helper()
@@ -117,7 +119,11 @@ func connect(t *testing.T) (cloud, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cloud{neutron: nt, nova: nv}, data
+	id, err := gcopenstack.NewIdentityV3(provider, cc.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cloud{neutron: nt, nova: nv, identity: id}, data
 }
 
 // grantOperatorRole installs the operator's generated ClusterRole and binds it to user.
@@ -285,6 +291,12 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() { // leave nothing behind in the cloud for the next run (key pairs count per user)
+			op.kill()
+			cleanupCloud(c, ns)
+		}
+	})
 	objs := objectsFor(ns, n)
 	for _, o := range objs {
 		if err := env.Client.Create(env.Ctx, o); err != nil {
@@ -351,6 +363,36 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// cleanupCloud deletes, best effort, what a failed run may have left: the namespace's key pairs,
+// ports, subnets and networks in its project, and the project.
+func cleanupCloud(c cloud, ns string) {
+	ctx := context.Background()
+	var p kupenstackv1.Project
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, &p); err == nil && p.Status.ID != "" {
+		if pages, err := ports.List(c.neutron, ports.ListOpts{ProjectID: p.Status.ID}).AllPages(ctx); err == nil {
+			found, _ := ports.ExtractPorts(pages)
+			for _, r := range found {
+				_ = ports.Delete(ctx, c.neutron, r.ID).ExtractErr()
+			}
+		}
+		if pages, err := networks.List(c.neutron, networks.ListOpts{ProjectID: p.Status.ID}).AllPages(ctx); err == nil {
+			found, _ := networks.ExtractNetworks(pages)
+			for _, r := range found {
+				_ = networks.Delete(ctx, c.neutron, r.ID).ExtractErr() // takes its subnets along
+			}
+		}
+		_ = projects.Delete(ctx, c.identity, p.Status.ID).ExtractErr()
+	}
+	if pages, err := keypairs.List(c.nova, nil).AllPages(ctx); err == nil {
+		found, _ := keypairs.ExtractKeyPairs(pages)
+		for _, k := range found {
+			if strings.HasPrefix(k.Name, ns+"_") {
+				_ = keypairs.Delete(ctx, c.nova, k.Name, nil).ExtractErr()
+			}
+		}
+	}
 }
 
 func waitUntil(t *testing.T, limit time.Duration, what string, cond func() error) {

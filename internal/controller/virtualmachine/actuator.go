@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
 	"time"
@@ -127,7 +128,12 @@ func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*servers.S
 	if err != nil {
 		return nil, err
 	}
-	return servers.Get(ctx, sc, id).Extract()
+	srv, err := servers.Get(ctx, sc, id).Extract()
+	if err == nil && (srv.Status == "DELETED" || srv.Status == "SOFT_DELETED") {
+		// An admin still reads a deleted server; for everyone else it is gone.
+		return nil, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound}
+	}
+	return srv, err
 }
 
 // list lists the project's servers (all of them, or those carrying tag) in one call.
@@ -529,19 +535,16 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *servers.Server
 
 func (actuator) ID(res *servers.Server) string { return res.ID }
 
-// Failure: a server in ERROR (or soft-deleted behind the operator's back) has failed.
+// Failure: a server in ERROR has failed (a deleted one is reported gone by Get).
 func (actuator) Failure(_ *kupenstackv1.VirtualMachine, srv *servers.Server) string {
-	switch {
-	case srv.Status == "ERROR":
-		msg := fmt.Sprintf("server %s went to ERROR", srv.ID)
-		if srv.Fault.Message != "" {
-			msg += ": " + srv.Fault.Message
-		}
-		return msg
-	case srv.Status == "DELETED" || srv.Status == "SOFT_DELETED":
-		return fmt.Sprintf("server %s was deleted outside KupenStack", srv.ID)
+	if srv.Status != "ERROR" {
+		return ""
 	}
-	return ""
+	msg := fmt.Sprintf("server %s went to ERROR", srv.ID)
+	if srv.Fault.Message != "" {
+		msg += ": " + srv.Fault.Message
+	}
+	return msg
 }
 
 func (a actuator) Heal(vm *kupenstackv1.VirtualMachine, failure string, now time.Time) generic.HealDecision {

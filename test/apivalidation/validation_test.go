@@ -35,6 +35,20 @@ func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
 	return obj
 }
 
+// expectAdmission checks the API server's answer: accepted when wantErr is "", otherwise
+// rejected with a message that says wantErr.
+func expectAdmission(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatalf("rejected a valid object: %v", err)
+	case wantErr != "" && err == nil:
+		t.Fatalf("accepted an invalid object, want %q", wantErr)
+	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
+		t.Fatalf("error %q does not say %q", err, wantErr)
+	}
+}
+
 func ensureNamespace(t *testing.T) {
 	t.Helper()
 	env.Require(t)
@@ -188,14 +202,7 @@ func TestCreateValidation(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("rejected a valid object: %v", err)
-			case tt.wantErr != "" && err == nil:
-				t.Fatalf("accepted an invalid object, want %q", tt.wantErr)
-			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
-				t.Fatalf("error %q does not say %q", err, tt.wantErr)
-			}
+			expectAdmission(t, err, tt.wantErr)
 		})
 	}
 }

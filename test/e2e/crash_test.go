@@ -22,19 +22,13 @@ func TestCrashBetweenCreateAndStatusWrite(t *testing.T) {
 			t.Parallel()
 			ctx := env.Ctx
 			ns := newNamespace(t)
-			var deps []client.Object
-			if k.deps != nil {
-				deps = k.deps(ns)
-			}
+			deps := k.dependencies(ns)
 			kept, gone := k.newObj(ns, "kept"), k.newObj(ns, "gone")
 			for _, o := range []generic.Object{kept, gone} {
 				o.SetAnnotations(map[string]string{crashAnnotation: ""})
 			}
 			create(t, append(deps, kept, gone)...)
-			project := ""
-			if !k.clusterScoped {
-				project = projectID(t, ns)
-			}
+			project := k.project(t, ns)
 			// The create call was made; the ID never reached the status.
 			for _, o := range []generic.Object{kept, gone} {
 				eventually(t, o.GetName()+" created in OpenStack, without its ID in the status", func() error {

@@ -23,18 +23,12 @@ func TestOutOfBandDeletionRepaired(t *testing.T) {
 			t.Parallel()
 			ctx := env.Ctx
 			ns := newNamespace(t)
-			var deps []client.Object
-			if k.deps != nil {
-				deps = k.deps(ns)
-			}
+			deps := k.dependencies(ns)
 			obj := k.newObj(ns, "drift")
 			obj.GetManagedSpec().ResyncPeriod = &metav1.Duration{Duration: 2 * time.Second}
 			create(t, append(deps, obj)...)
 			waitReady(t, obj)
-			project := ""
-			if !k.clusterScoped {
-				project = projectID(t, ns)
-			}
+			project := k.project(t, ns)
 			old := obj.GetManagedStatus().ID
 			if err := k.remove(ctx, c, old); err != nil {
 				t.Fatal(err)

@@ -64,6 +64,23 @@ type kindCase struct {
 	remove func(ctx context.Context, c osClients, id string) error
 }
 
+// dependencies are the objects an object of the kind needs in ns (none for most kinds).
+func (k kindCase) dependencies(ns string) []client.Object {
+	if k.deps == nil {
+		return nil
+	}
+	return k.deps(ns)
+}
+
+// project is the Keystone project of ns once it exists; "" for cluster-scoped kinds.
+func (k kindCase) project(t *testing.T, ns string) string {
+	t.Helper()
+	if k.clusterScoped {
+		return ""
+	}
+	return projectID(t, ns)
+}
+
 var cidrCounter atomic.Int32
 
 func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }

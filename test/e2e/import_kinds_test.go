@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/util/retry"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -195,8 +196,14 @@ func TestImportKinds(t *testing.T) {
 			if k.describe != nil {
 				expectDescription(t, k, c, adoptedID, "written")
 				for obj, desc := range map[generic.Object]string{observed: "still never written", adopted: "written again"} {
-					*specDescription(obj) = desc
-					if err := env.Client.Update(ctx, obj); err != nil {
+					// The operator writes the status meanwhile: re-read on a conflict.
+					if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+						if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+							return err
+						}
+						*specDescription(obj) = desc
+						return env.Client.Update(ctx, obj)
+					}); err != nil {
 						t.Fatal(err)
 					}
 				}

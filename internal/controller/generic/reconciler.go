@@ -320,6 +320,9 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 	// the pass found it, so it also carries what the pass changed so far (a heal's restart
 	// count): the API server's answer replaces obj, and would otherwise drop those changes.
 	st.ID = r.Actuator.ID(res)
+	// Until this pass ends, the object must not look Ready with the old resource's observation.
+	conditions.Set(&st.Conditions, obj.GetGeneration(), conditions.State{
+		Waiting: fmt.Sprintf("%s %s exists; bringing it in line with the spec", r.Name, st.ID)})
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return nil, outcome{err: err}
 	}

@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/util/retry"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -177,4 +178,19 @@ func projectOf(t *testing.T, ns string) (*kupenstackv1.Project, *kupenstackv1.Ne
 		t.Fatal(err)
 	}
 	return &proj, seed
+}
+
+// updateSpec changes obj with mutate and updates it, re-reading it when the operator wrote its
+// status in between (a conflict).
+func updateSpec[O client.Object](t *testing.T, obj O, mutate func(O)) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return env.Client.Update(env.Ctx, obj)
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -90,18 +90,16 @@ func TestRouterInterfacesAndGateway(t *testing.T) {
 	}
 	expect(true, "a")
 
-	router.Spec.Interfaces = []kupenstackv1.RouterInterface{{SubnetRef: "b"}}
-	router.Spec.ExternalGateway = nil
-	if err := env.Client.Update(ctx, router); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, router, func(r *kupenstackv1.Router) {
+		r.Spec.Interfaces = []kupenstackv1.RouterInterface{{SubnetRef: "b"}}
+		r.Spec.ExternalGateway = nil
+	})
 	expect(false, "b")
 
-	router.Spec.Interfaces = []kupenstackv1.RouterInterface{{SubnetRef: "a"}, {SubnetRef: "b"}}
-	router.Spec.ExternalGateway = &kupenstackv1.RouterGateway{NetworkRef: "public"}
-	if err := env.Client.Update(ctx, router); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, router, func(r *kupenstackv1.Router) {
+		r.Spec.Interfaces = []kupenstackv1.RouterInterface{{SubnetRef: "a"}, {SubnetRef: "b"}}
+		r.Spec.ExternalGateway = &kupenstackv1.RouterGateway{NetworkRef: "public"}
+	})
 	expect(true, "a", "b")
 
 	// Delete everything at once: the subnets wait for the router, which detaches itself first.

@@ -169,13 +169,12 @@ func TestVirtualMachineLifecycle(t *testing.T) {
 	})
 
 	t.Run("in place: power, metadata, tags, volumes", func(t *testing.T) {
-		vm.Spec.PowerState = kupenstackv1.PowerStateStopped
-		vm.Spec.Metadata = map[string]string{"role": "db"}
-		vm.Spec.Tags = nil
-		vm.Spec.Volumes = nil
-		if err := env.Client.Update(env.Ctx, vm); err != nil {
-			t.Fatal(err)
-		}
+		updateSpec(t, vm, func(vm *kupenstackv1.VirtualMachine) {
+			vm.Spec.PowerState = kupenstackv1.PowerStateStopped
+			vm.Spec.Metadata = map[string]string{"role": "db"}
+			vm.Spec.Tags = nil
+			vm.Spec.Volumes = nil
+		})
 		waitVM(t, vm, "stopped, volume detached", func(vm *kupenstackv1.VirtualMachine) error {
 			r := vm.Status.Resource
 			if r == nil || r.Status != "SHUTOFF" || len(r.VolumeIDs) != 0 || r.Metadata["role"] != "db" ||
@@ -189,10 +188,7 @@ func TestVirtualMachineLifecycle(t *testing.T) {
 			t.Errorf("tags %v (%v)", got, err)
 		}
 		waitVM(t, vm, "", func(*kupenstackv1.VirtualMachine) error { return nil })
-		vm.Spec.PowerState = kupenstackv1.PowerStateRunning
-		if err := env.Client.Update(env.Ctx, vm); err != nil {
-			t.Fatal(err)
-		}
+		updateSpec(t, vm, func(vm *kupenstackv1.VirtualMachine) { vm.Spec.PowerState = kupenstackv1.PowerStateRunning })
 		waitVM(t, vm, "running again", func(vm *kupenstackv1.VirtualMachine) error {
 			if r := vm.Status.Resource; r == nil || r.Status != "ACTIVE" || vm.Status.RestartCount != 2 {
 				return fmt.Errorf("resource %+v, restarts %d", r, vm.Status.RestartCount)

@@ -81,10 +81,9 @@ func TestVirtualMachineSet(t *testing.T) {
 
 	// A template change rolls the members; never fewer than replicas-maxUnavailable Ready.
 	oldHash := set.Status.TemplateHash
-	set.Spec.Template.Spec.Metadata = map[string]string{"version": "2"}
-	if err := env.Client.Update(env.Ctx, set); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, set, func(s *kupenstackv1.VirtualMachineSet) {
+		s.Spec.Template.Spec.Metadata = map[string]string{"version": "2"}
+	})
 	eventually(t, "rolled", func() error {
 		ready, old := 0, 0
 		for _, vm := range members() {
@@ -109,7 +108,16 @@ func TestVirtualMachineSet(t *testing.T) {
 	settled(2)
 
 	// A member's server deleted out of band: the member (a VirtualMachine) replaces it.
-	victim := members()[0]
+	var victim kupenstackv1.VirtualMachine
+	for _, vm := range members() { // not one of the old template's, still being deleted
+		if vm.DeletionTimestamp.IsZero() && vm.Labels[virtualmachineset.HashLabel] == set.Status.TemplateHash {
+			victim = vm
+			break
+		}
+	}
+	if victim.Status.ID == "" {
+		t.Fatal("no member of the current template")
+	}
 	if err := servers.Delete(env.Ctx, c.nova, victim.Status.ID).ExtractErr(); err != nil {
 		t.Fatal(err)
 	}

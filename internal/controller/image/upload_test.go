@@ -90,7 +90,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add("https://user:pw@host/path?token=x#y")
 	f.Add("http://h/%zz")
 	f.Fuzz(func(t *testing.T, raw string) {
-		got := Redact(raw)
+		// The fixed note may contain anything short by chance ("000 "): judge the URL part only.
+		got := strings.TrimSuffix(Redact(raw), " (credentials and query hidden)")
 		u, err := url.Parse(raw)
 		if err != nil {
 			return
@@ -98,8 +99,9 @@ func FuzzRedact(f *testing.F) {
 		if p, ok := u.User.Password(); ok && len(p) > 3 && strings.Contains(got, p) && !strings.Contains(u.Host+u.Path, p) {
 			t.Fatalf("Redact(%q) = %q shows the password", raw, got)
 		}
-		if len(u.RawQuery) > 3 && strings.Contains(got, u.RawQuery) && !strings.Contains(u.Host+u.Path, u.RawQuery) {
-			t.Fatalf("Redact(%q) = %q shows the query", raw, got)
+		// A query or fragment can only show after a '?' or '#' (in a path they are escaped).
+		if strings.ContainsAny(got, "?#") {
+			t.Fatalf("Redact(%q) = %q shows the query or fragment", raw, got)
 		}
 	})
 }

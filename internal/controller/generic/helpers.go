@@ -12,6 +12,14 @@ import (
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
+// Name is the OpenStack name of obj: the spec's, else the object's own.
+func Name(obj client.Object, specName string) string {
+	if specName != "" {
+		return specName
+	}
+	return obj.GetName()
+}
+
 // OwnerTag is the tag that marks an OpenStack resource as created for obj (by its UID), so that it
 // is found again after a crash and never mistaken for another object's.
 func OwnerTag(obj client.Object) string { return "kupenstack-uid-" + string(obj.GetUID()) }

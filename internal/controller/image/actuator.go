@@ -45,12 +45,7 @@ func glance(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, e
 	return s.Clients.Image(ctx, s.ProjectID)
 }
 
-func name(i *kupenstackv1.Image) string {
-	if i.Spec.Name != "" {
-		return i.Spec.Name
-	}
-	return i.Name
-}
+func name(i *kupenstackv1.Image) string { return generic.Name(i, i.Spec.Name) }
 
 // tags are the tags the image should carry: the user's plus the owner tag, sorted.
 func tags(i *kupenstackv1.Image) []string {

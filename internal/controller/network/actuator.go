@@ -73,7 +73,7 @@ var (
 	_ generic.Lister[*kupenstackv1.Network, osNetwork]   = actuator{}
 )
 
-func name(n *kupenstackv1.Network) string { return neutron.Name(n, n.Spec.Name) }
+func name(n *kupenstackv1.Network) string { return generic.Name(n, n.Spec.Name) }
 
 func (actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
 	sc, err := neutron.Client(ctx, s)

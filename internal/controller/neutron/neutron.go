@@ -20,14 +20,6 @@ func Client(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, e
 	return s.Clients.Network(ctx, s.ProjectID)
 }
 
-// Name is the OpenStack name of obj: the spec's, else the object's own.
-func Name(obj client.Object, specName string) string {
-	if specName != "" {
-		return specName
-	}
-	return obj.GetName()
-}
-
 // Tags are the tags a resource should carry: the user's plus the owner tag, sorted.
 func Tags(obj client.Object, user []kupenstackv1.NeutronTag) []string {
 	out := []string{generic.OwnerTag(obj)}

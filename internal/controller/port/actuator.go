@@ -88,7 +88,7 @@ var (
 	_ generic.Lister[*kupenstackv1.Port, osPort]   = actuator{}
 )
 
-func name(p *kupenstackv1.Port) string { return neutron.Name(p, p.Spec.Name) }
+func name(p *kupenstackv1.Port) string { return generic.Name(p, p.Spec.Name) }
 
 func fixedIPs(s generic.Scope, p *kupenstackv1.Port) []ports.IP {
 	var out []ports.IP

@@ -63,7 +63,7 @@ var (
 	_ generic.Lister[*kupenstackv1.Router, osRouter]   = actuator{}
 )
 
-func name(r *kupenstackv1.Router) string { return neutron.Name(r, r.Spec.Name) }
+func name(r *kupenstackv1.Router) string { return generic.Name(r, r.Spec.Name) }
 
 // withInterfaces adds the router's interface ports.
 func withInterfaces(ctx context.Context, sc *gophercloud.ServiceClient, r *routers.Router) (*osRouter, error) {

@@ -81,7 +81,7 @@ var (
 	_ generic.Lister[*kupenstackv1.SecurityGroup, groups.SecGroup]   = actuator{}
 )
 
-func name(sg *kupenstackv1.SecurityGroup) string { return neutron.Name(sg, sg.Spec.Name) }
+func name(sg *kupenstackv1.SecurityGroup) string { return generic.Name(sg, sg.Spec.Name) }
 
 func (actuator) Create(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup) (*groups.SecGroup, error) {
 	sc, err := neutron.Client(ctx, s)

@@ -71,7 +71,7 @@ var (
 	_ generic.Lister[*kupenstackv1.Subnet, subnets.Subnet]   = actuator{}
 )
 
-func name(sn *kupenstackv1.Subnet) string { return neutron.Name(sn, sn.Spec.Name) }
+func name(sn *kupenstackv1.Subnet) string { return generic.Name(sn, sn.Spec.Name) }
 
 func pools(in []kupenstackv1.AllocationPool) []subnets.AllocationPool {
 	out := make([]subnets.AllocationPool, len(in))

@@ -191,12 +191,7 @@ func (a actuator) FindImport(ctx context.Context, s generic.Scope, vm *kupenstac
 		})
 }
 
-func serverName(vm *kupenstackv1.VirtualMachine) string {
-	if vm.Spec.Name != "" {
-		return vm.Spec.Name
-	}
-	return vm.Name
-}
+func serverName(vm *kupenstackv1.VirtualMachine) string { return generic.Name(vm, vm.Spec.Name) }
 
 // wantTags are the server's tags: the spec's and the owner tag.
 func wantTags(vm *kupenstackv1.VirtualMachine) []string {

@@ -100,12 +100,7 @@ func cinder(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, e
 	return &c, nil
 }
 
-func name(v *kupenstackv1.Volume) string {
-	if v.Spec.Name != "" {
-		return v.Spec.Name
-	}
-	return v.Name
-}
+func name(v *kupenstackv1.Volume) string { return generic.Name(v, v.Spec.Name) }
 
 // metadata is the metadata the volume should carry: the user's plus the owner key.
 func metadata(v *kupenstackv1.Volume) map[string]string {

@@ -1,0 +1,163 @@
+package helm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/registry"
+)
+
+// Source is where charts come from: exactly one of the three is set (admission enforces it).
+type Source struct {
+	// LocalPath is a directory holding one chart directory per chart name (a checkout of
+	// openstack-helm works as is: file:// dependencies such as helm-toolkit are resolved).
+	LocalPath string
+	// Repository is a classic Helm chart repository URL.
+	Repository string
+	// OCI is an oci:// reference under which <chart>:<version> is found.
+	OCI string
+}
+
+func (s Source) String() string {
+	switch {
+	case s.LocalPath != "":
+		return s.LocalPath
+	case s.Repository != "":
+		return s.Repository
+	default:
+		return s.OCI
+	}
+}
+
+// ChartLoader loads charts, keeping the ones fetched from a repository or registry in memory (a
+// published chart version never changes); local charts are read again each time, so that an
+// edited chart directory is noticed.
+type ChartLoader struct {
+	// CacheDir receives downloaded chart archives and repository indexes.
+	CacheDir string
+
+	mu     sync.Mutex
+	remote map[string]*chart.Chart
+}
+
+// Load returns chart name at version (version is ignored for a local directory, whose
+// Chart.yaml says what it is).
+func (l *ChartLoader) Load(src Source, name, version string) (*chart.Chart, error) {
+	if src.LocalPath != "" {
+		return loadLocal(filepath.Join(src.LocalPath, name), 0)
+	}
+	key := src.String() + "|" + name + "|" + version
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.remote[key]; ok {
+		return c, nil
+	}
+	c, err := l.download(src, name, version)
+	if err != nil {
+		return nil, err
+	}
+	if l.remote == nil {
+		l.remote = map[string]*chart.Chart{}
+	}
+	l.remote[key] = c
+	return c, nil
+}
+
+func (l *ChartLoader) download(src Source, name, version string) (*chart.Chart, error) {
+	settings := cli.New()
+	settings.RepositoryCache = filepath.Join(l.CacheDir, "repository")
+	settings.RepositoryConfig = filepath.Join(l.CacheDir, "repositories.yaml")
+	settings.RegistryConfig = filepath.Join(l.CacheDir, "registry.json")
+	if err := os.MkdirAll(settings.RepositoryCache, 0o750); err != nil {
+		return nil, err
+	}
+	opts := action.ChartPathOptions{Version: version}
+	ref := name
+	if src.OCI != "" {
+		rc, err := registry.NewClient(registry.ClientOptCredentialsFile(settings.RegistryConfig))
+		if err != nil {
+			return nil, fmt.Errorf("registry client: %w", err)
+		}
+		// LocateChart takes the registry client only through an action.
+		pull := action.NewPullWithOpts(action.WithConfig(&action.Configuration{RegistryClient: rc}))
+		pull.Version = version
+		pull.Settings = settings
+		opts = pull.ChartPathOptions
+		ref = strings.TrimSuffix(src.OCI, "/") + "/" + name
+	} else {
+		opts.RepoURL = src.Repository
+	}
+	path, err := opts.LocateChart(ref, settings)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s %s from %s: %w", name, version, src, err)
+	}
+	return loader.Load(path)
+}
+
+// maxDependencyDepth bounds file:// dependency chains (and so cycles).
+const maxDependencyDepth = 8
+
+// loadLocal loads a chart directory and the file:// dependencies it declares but does not carry
+// in charts/ — what `helm dependency build` would copy there.
+func loadLocal(dir string, depth int) (*chart.Chart, error) {
+	if depth > maxDependencyDepth {
+		return nil, fmt.Errorf("chart %s: file:// dependencies nested deeper than %d", dir, maxDependencyDepth)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err != nil {
+		return nil, fmt.Errorf("no chart at %s: %w", dir, err)
+	}
+	c, err := loader.LoadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", dir, err)
+	}
+	have := map[string]bool{}
+	for _, d := range c.Dependencies() {
+		have[d.Name()] = true
+	}
+	for _, dep := range c.Metadata.Dependencies {
+		if have[dep.Name] || !strings.HasPrefix(dep.Repository, "file://") {
+			continue
+		}
+		sub, err := loadLocal(filepath.Join(dir, strings.TrimPrefix(dep.Repository, "file://")), depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: dependency %s: %w", c.Name(), dep.Name, err)
+		}
+		c.AddDependency(sub)
+		have[dep.Name] = true
+	}
+	return c, nil
+}
+
+// Digest identifies a chart's content (metadata, templates, values, files and dependencies), so
+// that a changed chart directory leads to an upgrade even when its version stayed the same.
+func Digest(c *chart.Chart) string {
+	h := sha256.New()
+	var walk func(c *chart.Chart)
+	walk = func(c *chart.Chart) {
+		fmt.Fprintf(h, "chart %s %s\n", c.Name(), c.Metadata.Version)
+		files := append(append([]*chart.File{}, c.Templates...), c.Files...)
+		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+		for _, f := range files {
+			fmt.Fprintf(h, "%s %d\n", f.Name, len(f.Data))
+			h.Write(f.Data)
+		}
+		fmt.Fprintf(h, "values %v\n", c.Values)
+		deps := c.Dependencies()
+		sort.Slice(deps, func(i, j int) bool { return deps[i].Name() < deps[j].Name() })
+		for _, d := range deps {
+			walk(d)
+		}
+	}
+	walk(c)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,155 @@
+// Package helm installs, upgrades, rolls back and uninstalls the Helm releases of the cloud's
+// components with the Helm SDK, and loads their charts from a directory, a chart repository or an
+// OCI registry.
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/client-go/rest"
+)
+
+// MaxHistory is how many revisions of a release Helm keeps: enough to roll back a few times.
+const MaxHistory = 10
+
+// Client acts on the Helm releases of one namespace.
+type Client struct {
+	cfg       *action.Configuration
+	namespace string
+	// HookTimeout bounds how long Helm waits for a release's hook Jobs (database creation,
+	// endpoints...) during an action; Helm itself never waits for the workloads here.
+	HookTimeout time.Duration
+}
+
+// NewClient returns a client for the releases in namespace, stored as Secrets like the helm CLI
+// stores them (so `helm list -n <namespace>` shows them).
+func NewClient(config *rest.Config, namespace string, log logr.Logger) (*Client, error) {
+	cfg := new(action.Configuration)
+	debug := func(format string, v ...any) { log.V(1).Info(fmt.Sprintf(format, v...)) }
+	if err := cfg.Init(newRESTGetter(config, namespace), namespace, "secret", debug); err != nil {
+		return nil, fmt.Errorf("helm: %w", err)
+	}
+	return &Client{cfg: cfg, namespace: namespace, HookTimeout: 10 * time.Minute}, nil
+}
+
+// Last returns the latest revision of release name, or nil when there is none.
+func (c *Client) Last(name string) (*release.Release, error) {
+	rel, err := c.cfg.Releases.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	return rel, err
+}
+
+// History returns every stored revision of release name, oldest first.
+func (c *Client) History(name string) ([]*release.Release, error) {
+	h, err := c.cfg.Releases.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sortByRevision(h)
+	return h, nil
+}
+
+func sortByRevision(h []*release.Release) {
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && h[j].Version < h[j-1].Version; j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// Install installs release name. Helm does not wait for the workloads (readiness is judged by
+// the caller from the release's objects), only for its hooks.
+func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, values map[string]any, description string) (*release.Release, error) {
+	in := action.NewInstall(c.cfg)
+	in.ReleaseName = name
+	in.Namespace = c.namespace
+	in.CreateNamespace = true
+	in.Timeout = c.HookTimeout
+	in.Description = description
+	return in.RunWithContext(ctx, ch, values)
+}
+
+// Upgrade upgrades release name to the chart and values.
+func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, values map[string]any, description string) (*release.Release, error) {
+	up := action.NewUpgrade(c.cfg)
+	up.Namespace = c.namespace
+	up.Timeout = c.HookTimeout
+	up.MaxHistory = MaxHistory
+	up.Description = description
+	return up.RunWithContext(ctx, name, ch, values)
+}
+
+// Rollback makes revision the content of a new revision of release name.
+func (c *Client) Rollback(name string, revision int) error {
+	rb := action.NewRollback(c.cfg)
+	rb.Version = revision
+	rb.Timeout = c.HookTimeout
+	rb.MaxHistory = MaxHistory
+	return rb.Run(name)
+}
+
+// Uninstall removes release name and its objects; a release that does not exist is not an error.
+func (c *Client) Uninstall(name string) error {
+	un := action.NewUninstall(c.cfg)
+	un.IgnoreNotFound = true
+	un.Timeout = c.HookTimeout
+	_, err := un.Run(name)
+	return err
+}
+
+// UnlockPending marks a release left in pending-install/upgrade/rollback as failed. Helm refuses
+// any action on a pending release; one is only left pending when the process acting on it died
+// (the caller is the only one acting on its releases), so the action is known to be interrupted.
+// It returns whether it changed anything.
+func (c *Client) UnlockPending(rel *release.Release) (bool, error) {
+	if rel == nil || !rel.Info.Status.IsPending() {
+		return false, nil
+	}
+	rel.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s: the operator stopped during the action", rel.Info.Status))
+	return true, c.cfg.Releases.Update(rel)
+}
+
+// LastDeployed returns the newest revision that was ever deployed successfully (status deployed
+// or superseded), or nil.
+func LastDeployed(history []*release.Release) *release.Release {
+	for i := len(history) - 1; i >= 0; i-- {
+		switch history[i].Info.Status {
+		case release.StatusDeployed, release.StatusSuperseded:
+			return history[i]
+		}
+	}
+	return nil
+}
+
+// Render renders a chart with values client-side (no cluster needed) and returns the manifest,
+// hooks included; used by `kupenstack render` and to validate values before an action.
+func Render(ch *chart.Chart, name, namespace string, values map[string]any) (string, error) {
+	in := action.NewInstall(&action.Configuration{})
+	in.ReleaseName = name
+	in.Namespace = namespace
+	in.DryRun = true
+	in.ClientOnly = true
+	in.Replace = true
+	rel, err := in.Run(ch, values)
+	if err != nil {
+		return "", err
+	}
+	out := rel.Manifest
+	for _, h := range rel.Hooks {
+		out += "\n---\n# Source: " + h.Path + "\n" + h.Manifest
+	}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Phases of an OpenstackComponent, as status.phase.
+const (
+	ComponentPhaseWaiting      = "WaitingForDependencies"
+	ComponentPhaseInstalling   = "Installing"
+	ComponentPhaseUpgrading    = "Upgrading"
+	ComponentPhaseDeploying    = "Deploying" // the release is applied; its workloads are not ready yet
+	ComponentPhaseReady        = "Ready"
+	ComponentPhaseFailed       = "Failed"
+	ComponentPhaseRolledBack   = "RolledBack"
+	ComponentPhaseUninstalling = "Uninstalling"
+)
+
+// Reasons of an OpenstackComponent's conditions.
+const (
+	// ReasonInstallFailed: Helm could not install the release.
+	ReasonInstallFailed = "InstallFailed"
+	// ReasonUpgradeFailed: the upgrade failed and the release was rolled back to its last good
+	// revision; it is retried when the values change or kupenstack.io/retry is set.
+	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonWorkloadFailed: a Job of the release failed.
+	ReasonWorkloadFailed = "WorkloadFailed"
+)
+
+// AnnotationRetry on an OpenstackComponent retries a failed install or upgrade with the same
+// values: set it to any new value.
+const AnnotationRetry = "kupenstack.io/retry"
+
+// OpenstackComponentSpec is what the configuration wants of one component; the operator writes
+// it from the KupenstackConfiguration.
+type OpenstackComponentSpec struct {
+	// Chart is the OpenStack-Helm chart of the component.
+	Chart string `json:"chart"`
+	// ChartVersion wanted (for a local chart directory, the directory's chart is used as is).
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+	// Release is the OpenStack release the values are rendered for.
+	Release string `json:"release"`
+	// Namespace of the Helm release.
+	Namespace string `json:"namespace"`
+	// DependsOn are the components that must be ready before this one is installed.
+	// +optional
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// UpgradePhase orders a release upgrade: a phase starts when every earlier one is done.
+	UpgradePhase int32 `json:"upgradePhase"`
+	// ValuesHash identifies the rendered values (credentials excluded).
+	ValuesHash string `json:"valuesHash"`
+	// Suspend stops every Helm action on the component (maintenance); the status is still kept.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// OpenstackComponentStatus is where the component's Helm release stands.
+type OpenstackComponentStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase is a one-word summary (WaitingForDependencies, Installing, Upgrading, Deploying,
+	// Ready, Failed, RolledBack, Uninstalling).
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// HelmRelease is the namespace/name of the Helm release.
+	// +optional
+	HelmRelease string `json:"helmRelease,omitempty"`
+	// Revision is the release's current revision.
+	// +optional
+	Revision int32 `json:"revision,omitempty"`
+	// LastGoodRevision is the newest revision whose workloads were all ready.
+	// +optional
+	LastGoodRevision int32 `json:"lastGoodRevision,omitempty"`
+	// ChartVersion and Release (OpenStack) of the deployed revision.
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+	// +optional
+	Release string `json:"release,omitempty"`
+	// AppliedHash identifies what the current revision was made from (values with credentials,
+	// and the chart's content).
+	// +optional
+	AppliedHash string `json:"appliedHash,omitempty"`
+	// FailedHash is what the last failed action was made from: not tried again until it changes
+	// or kupenstack.io/retry is set.
+	// +optional
+	FailedHash string `json:"failedHash,omitempty"`
+	// RetriedWith is the kupenstack.io/retry value already acted on.
+	// +optional
+	RetriedWith string `json:"retriedWith,omitempty"`
+	// Images are the images of the deployed revision (images.tags).
+	// +optional
+	Images map[string]string `json:"images,omitempty"`
+	// Workloads is "<ready>/<total>" of the release's Deployments, StatefulSets, DaemonSets and Jobs.
+	// +optional
+	Workloads string `json:"workloads,omitempty"`
+	// LastError is the last Helm or workload error (never credentials).
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+	// LastActionTime is when the last Helm action finished.
+	// +optional
+	LastActionTime *metav1.Time `json:"lastActionTime,omitempty"`
+	// Conditions: Ready, Progressing, Degraded, and ServiceHealthy from the validation agent.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OpenstackComponent is one component of the cloud (mariadb, keystone, nova, ...) deployed as one
+// Helm release. The operator keeps one per enabled component of the KupenstackConfiguration.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=openstack,shortName=oscomp
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.chartVersion`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Workloads",type=string,JSONPath=`.status.workloads`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Error",type=string,JSONPath=`.status.lastError`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OpenstackComponent struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OpenstackComponentSpec   `json:"spec"`
+	Status OpenstackComponentStatus `json:"status,omitempty"`
+}
+
+// OpenstackComponentList is a list of OpenstackComponents.
+// +kubebuilder:object:root=true
+type OpenstackComponentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OpenstackComponent `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OpenstackComponent{}, &OpenstackComponentList{})
+}

@@ -6,7 +6,6 @@ package lcm
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -24,6 +23,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/lcm/desired"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 )
 
@@ -146,50 +146,7 @@ func nodeSpec(cfg *kupenstackv1.KupenstackConfiguration, n kupenstackv1.Configur
 
 // render renders the cloud's values from the configuration and its profiles.
 func (r *ConfigurationReconciler) render(ctx context.Context, cfg *kupenstackv1.KupenstackConfiguration) (*values.Output, error) {
-	in, err := gatherInput(ctx, r.Client, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return values.Render(*in)
-}
-
-// gatherInput reads the profiles a configuration names into a rendering input. A missing profile
-// is an error that names it.
-func gatherInput(ctx context.Context, c client.Client, cfg *kupenstackv1.KupenstackConfiguration) (*values.Input, error) {
-	profiles := map[types.NamespacedName]*kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
-	get := func(ref kupenstackv1.ProfileReference) (*kupenstackv1.OpenstackCloudConfigurationProfileSpec, error) {
-		key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
-		if key.Namespace == "" {
-			key.Namespace = cfg.Spec.DefaultProfile.Namespace
-		}
-		if p, ok := profiles[key]; ok {
-			return p, nil
-		}
-		var p kupenstackv1.OpenstackCloudConfigurationProfile
-		if err := c.Get(ctx, key, &p); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("profile %s not found", key)
-			}
-			return nil, err
-		}
-		profiles[key] = &p.Spec
-		return &p.Spec, nil
-	}
-	def, err := get(cfg.Spec.DefaultProfile)
-	if err != nil {
-		return nil, err
-	}
-	in := &values.Input{Release: cfg.Spec.Release, OptionalComponents: cfg.Spec.OptionalComponents, Profile: def}
-	for _, n := range cfg.Spec.Nodes {
-		node := values.Node{Name: n.Name, Roles: n.NodeRoles(), Disabled: n.Disabled}
-		if n.Profile != nil {
-			if node.Profile, err = get(*n.Profile); err != nil {
-				return nil, fmt.Errorf("node %s: %w", n.Name, err)
-			}
-		}
-		in.Nodes = append(in.Nodes, node)
-	}
-	return in, nil
+	return desired.Render(ctx, r.Client, cfg)
 }
 
 func componentStatuses(out *values.Output) []kupenstackv1.ComponentStatus {

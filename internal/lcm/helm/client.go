@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -63,17 +64,14 @@ func (c *Client) History(name string) ([]*release.Release, error) {
 }
 
 func sortByRevision(h []*release.Release) {
-	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && h[j].Version < h[j-1].Version; j-- {
-			h[j], h[j-1] = h[j-1], h[j]
-		}
-	}
+	slices.SortFunc(h, func(a, b *release.Release) int { return a.Version - b.Version })
 }
 
 // Install installs release name. Helm does not wait for the workloads (readiness is judged by
 // the caller from the release's objects), only for its hooks.
-func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, values map[string]any, description string) (*release.Release, error) {
+func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, values map[string]any, labels map[string]string, description string) (*release.Release, error) {
 	in := action.NewInstall(c.cfg)
+	in.Labels = labels
 	in.ReleaseName = name
 	in.Namespace = c.namespace
 	in.CreateNamespace = true
@@ -83,8 +81,9 @@ func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, valu
 }
 
 // Upgrade upgrades release name to the chart and values.
-func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, values map[string]any, description string) (*release.Release, error) {
+func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, values map[string]any, labels map[string]string, description string) (*release.Release, error) {
 	up := action.NewUpgrade(c.cfg)
+	up.Labels = labels
 	up.Namespace = c.namespace
 	up.Timeout = c.HookTimeout
 	up.MaxHistory = MaxHistory

@@ -1,0 +1,165 @@
+// Package workloads judges whether a Helm release's objects are there and its workloads ready,
+// since KupenStack never asks Helm to wait (OpenStack-Helm's pods wait on each other through
+// init containers, so a blocking wait can deadlock).
+package workloads
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
+)
+
+// State of one workload.
+type State struct {
+	Ready bool
+	// Failed: it will not become ready by itself (a Job that failed).
+	Failed bool
+	// Why it is not ready, for status messages.
+	Why string
+}
+
+// DeploymentState: every replica updated and available, the controller caught up.
+func DeploymentState(d *appsv1.Deployment) State {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	switch {
+	case s.ObservedGeneration < d.Generation:
+		return State{Why: "rollout not observed yet"}
+	case s.UpdatedReplicas < want:
+		return State{Why: fmt.Sprintf("%d of %d replicas updated", s.UpdatedReplicas, want)}
+	case s.AvailableReplicas < want:
+		return State{Why: fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)}
+	case s.Replicas > s.UpdatedReplicas:
+		return State{Why: fmt.Sprintf("%d old replicas still running", s.Replicas-s.UpdatedReplicas)}
+	}
+	return State{Ready: true}
+}
+
+// StatefulSetState: every replica ready and on the update revision.
+func StatefulSetState(st *appsv1.StatefulSet) State {
+	want := int32(1)
+	if st.Spec.Replicas != nil {
+		want = *st.Spec.Replicas
+	}
+	s := st.Status
+	switch {
+	case s.ObservedGeneration < st.Generation:
+		return State{Why: "rollout not observed yet"}
+	case s.ReadyReplicas < want:
+		return State{Why: fmt.Sprintf("%d of %d replicas ready", s.ReadyReplicas, want)}
+	case st.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && s.UpdatedReplicas < want:
+		return State{Why: fmt.Sprintf("%d of %d replicas updated", s.UpdatedReplicas, want)}
+	}
+	return State{Ready: true}
+}
+
+// DaemonSetState: a ready, updated pod on every node it should run on. A DaemonSet with no
+// node to run on is ready (a compute-only chart before any compute node exists).
+func DaemonSetState(ds *appsv1.DaemonSet) State {
+	s := ds.Status
+	switch {
+	case s.ObservedGeneration < ds.Generation:
+		return State{Why: "rollout not observed yet"}
+	case s.UpdatedNumberScheduled < s.DesiredNumberScheduled:
+		return State{Why: fmt.Sprintf("%d of %d pods updated", s.UpdatedNumberScheduled, s.DesiredNumberScheduled)}
+	case s.NumberReady < s.DesiredNumberScheduled:
+		return State{Why: fmt.Sprintf("%d of %d pods ready", s.NumberReady, s.DesiredNumberScheduled)}
+	}
+	return State{Ready: true}
+}
+
+// JobState: complete, or failed for good.
+func JobState(j *batchv1.Job) State {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return State{Ready: true}
+		case batchv1.JobFailed:
+			return State{Failed: true, Why: fmt.Sprintf("failed: %s", c.Message)}
+		}
+	}
+	return State{Why: "not complete"}
+}
+
+// Summary of a release's objects.
+type Summary struct {
+	// Ready and Total count the workloads (Deployments, StatefulSets, DaemonSets, Jobs).
+	Ready, Total int
+	// Missing objects of the manifest (deleted by hand: drift).
+	Missing []helm.ObjectRef
+	// NotReady and Failed describe workloads, "<kind> <name>: <why>".
+	NotReady, Failed []string
+}
+
+// AllReady says whether everything is there and ready.
+func (s Summary) AllReady() bool {
+	return len(s.Missing) == 0 && len(s.Failed) == 0 && len(s.NotReady) == 0
+}
+
+// Check reads every object of a release from the API server (reader should not be a cache:
+// the kinds are arbitrary) and judges the workloads.
+func Check(ctx context.Context, reader client.Reader, objects []helm.ObjectRef) (Summary, error) {
+	var sum Summary
+	for _, ref := range objects {
+		key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+		var obj client.Object
+		var judge func() State
+		switch ref.GVK.GroupKind().String() {
+		case "Deployment.apps":
+			d := &appsv1.Deployment{}
+			obj, judge = d, func() State { return DeploymentState(d) }
+		case "StatefulSet.apps":
+			st := &appsv1.StatefulSet{}
+			obj, judge = st, func() State { return StatefulSetState(st) }
+		case "DaemonSet.apps":
+			ds := &appsv1.DaemonSet{}
+			obj, judge = ds, func() State { return DaemonSetState(ds) }
+		case "Job.batch":
+			j := &batchv1.Job{}
+			obj, judge = j, func() State { return JobState(j) }
+		default:
+			m := &metav1.PartialObjectMetadata{}
+			m.SetGroupVersionKind(ref.GVK)
+			obj = m
+		}
+		if err := reader.Get(ctx, key, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				sum.Missing = append(sum.Missing, ref)
+				if judge != nil {
+					sum.Total++
+				}
+				continue
+			}
+			return sum, fmt.Errorf("%s: %w", ref, err)
+		}
+		if judge == nil {
+			continue
+		}
+		sum.Total++
+		st := judge()
+		switch {
+		case st.Ready:
+			sum.Ready++
+		case st.Failed:
+			sum.Failed = append(sum.Failed, fmt.Sprintf("%s %s: %s", ref.GVK.Kind, ref.Name, st.Why))
+		default:
+			sum.NotReady = append(sum.NotReady, fmt.Sprintf("%s %s: %s", ref.GVK.Kind, ref.Name, st.Why))
+		}
+	}
+	return sum, nil
+}

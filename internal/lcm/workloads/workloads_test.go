@@ -1,0 +1,98 @@
+package workloads
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestDeploymentState(t *testing.T) {
+	dep := func(gen, observed int64, want, replicas, updated, available int32) *appsv1.Deployment {
+		d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To(want)}}
+		d.Generation = gen
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: updated, AvailableReplicas: available}
+		return d
+	}
+	for _, tc := range []struct {
+		name  string
+		d     *appsv1.Deployment
+		ready bool
+	}{
+		{"ready", dep(2, 2, 3, 3, 3, 3), true},
+		{"scaled to zero", dep(1, 1, 0, 0, 0, 0), true},
+		{"new generation not observed", dep(3, 2, 3, 3, 3, 3), false},
+		{"rolling: old pods remain", dep(2, 2, 3, 4, 3, 3), false},
+		{"not all available", dep(2, 2, 3, 3, 3, 2), false},
+		{"not all updated", dep(2, 2, 3, 3, 2, 3), false},
+	} {
+		if got := DeploymentState(tc.d); got.Ready != tc.ready || (!got.Ready && got.Why == "") {
+			t.Errorf("%s: %+v, want ready=%v with a reason when not", tc.name, got, tc.ready)
+		}
+	}
+}
+
+func TestStatefulSetState(t *testing.T) {
+	sts := func(want, ready, updated int32, strategy appsv1.StatefulSetUpdateStrategyType) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(want), UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: strategy}},
+			Status: appsv1.StatefulSetStatus{ReadyReplicas: ready, UpdatedReplicas: updated}}
+	}
+	for _, tc := range []struct {
+		name  string
+		s     *appsv1.StatefulSet
+		ready bool
+	}{
+		{"ready", sts(1, 1, 1, appsv1.RollingUpdateStatefulSetStrategyType), true},
+		{"not ready", sts(3, 2, 3, appsv1.RollingUpdateStatefulSetStrategyType), false},
+		{"not updated", sts(3, 3, 1, appsv1.RollingUpdateStatefulSetStrategyType), false},
+		{"OnDelete waits for nobody to update", sts(3, 3, 1, appsv1.OnDeleteStatefulSetStrategyType), true},
+	} {
+		if got := StatefulSetState(tc.s); got.Ready != tc.ready {
+			t.Errorf("%s: %+v, want ready=%v", tc.name, got, tc.ready)
+		}
+	}
+}
+
+func TestDaemonSetState(t *testing.T) {
+	ds := func(desired, updated, ready int32) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: desired, UpdatedNumberScheduled: updated, NumberReady: ready}}
+	}
+	for _, tc := range []struct {
+		name  string
+		d     *appsv1.DaemonSet
+		ready bool
+	}{
+		{"ready", ds(2, 2, 2), true},
+		{"no node to run on", ds(0, 0, 0), true},
+		{"pod not ready", ds(2, 2, 1), false},
+		{"pod not updated", ds(2, 1, 2), false},
+	} {
+		if got := DaemonSetState(tc.d); got.Ready != tc.ready {
+			t.Errorf("%s: %+v, want ready=%v", tc.name, got, tc.ready)
+		}
+	}
+}
+
+func TestJobState(t *testing.T) {
+	job := func(cond batchv1.JobConditionType, status corev1.ConditionStatus) *batchv1.Job {
+		j := &batchv1.Job{}
+		if cond != "" {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: status, Message: "BackoffLimitExceeded"}}
+		}
+		return j
+	}
+	if s := JobState(job(batchv1.JobComplete, corev1.ConditionTrue)); !s.Ready {
+		t.Errorf("complete job: %+v", s)
+	}
+	if s := JobState(job(batchv1.JobFailed, corev1.ConditionTrue)); s.Ready || !s.Failed {
+		t.Errorf("failed job: %+v", s)
+	}
+	if s := JobState(job(batchv1.JobFailed, corev1.ConditionFalse)); s.Ready || s.Failed {
+		t.Errorf("job with a false Failed condition: %+v", s)
+	}
+	if s := JobState(job("", "")); s.Ready || s.Failed {
+		t.Errorf("running job: %+v", s)
+	}
+}

@@ -140,6 +140,13 @@ type ComponentStatus struct {
 	ValuesHash string `json:"valuesHash,omitempty"`
 	// Images is the number of images.tags entries rendered for the component.
 	Images int32 `json:"images,omitempty"`
+	// Phase, Revision and Ready mirror the component's OpenstackComponent.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// +optional
+	Revision int32 `json:"revision,omitempty"`
+	// +optional
+	Ready bool `json:"ready,omitempty"`
 }
 
 // KupenstackConfigurationStatus is what the operator observed of the cloud.
@@ -150,6 +157,9 @@ type KupenstackConfigurationStatus struct {
 	// Nodes is the number of enabled configured nodes.
 	// +optional
 	Nodes int32 `json:"nodes,omitempty"`
+	// ReadyComponents is "<ready>/<total>" of the components.
+	// +optional
+	ReadyComponents string `json:"readyComponents,omitempty"`
 	// Components are the rendered components, in install order.
 	// +listType=map
 	// +listMapKey=name
@@ -171,6 +181,7 @@ type KupenstackConfigurationStatus struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'kupenstack'",message="there is one KupenstackConfiguration per cluster and it must be named kupenstack"
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`
+// +kubebuilder:printcolumn:name="Components",type=string,JSONPath=`.status.readyComponents`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.defaultProfile.name`,priority=1

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kupenstack/kupenstack/internal/controller"
+	"github.com/kupenstack/kupenstack/internal/controller/lcm"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 )
@@ -33,6 +35,7 @@ type options struct {
 	workers                int
 	notificationsURL       string
 	lcm                    string
+	chartCacheDir          string
 	domainID, memberRole   string
 	apiQPS                 float64
 	apiBurst               int
@@ -67,7 +70,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
 		"Keystone role the operator's user gets in every namespace's project [KUPENSTACK_PROJECT_ROLE]")
 	fs.StringVar(&o.lcm, "lcm", env("KUPENSTACK_LCM", controller.LCMAuto),
-		"cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode): auto (on when a KupenstackConfiguration exists at start-up), on or off [KUPENSTACK_LCM]")
+		"cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode, one per OpenstackComponent): auto (on when a KupenstackConfiguration exists at start-up), on or off [KUPENSTACK_LCM]")
+	fs.StringVar(&o.chartCacheDir, "chart-cache-dir", env("KUPENSTACK_CHART_CACHE_DIR", filepath.Join(os.TempDir(), "kupenstack-charts")),
+		"where charts downloaded from a repository or registry are kept [KUPENSTACK_CHART_CACHE_DIR]")
 	fs.StringVar(&o.notificationsURL, "notifications-url", env("KUPENSTACK_NOTIFICATIONS_URL", ""),
 		"AMQP URL of the cloud's notification bus (amqp://user:password@host:5672/); empty: off, changes are found by polling. Prefer the environment variable, from a Secret [KUPENSTACK_NOTIFICATIONS_URL]")
 	fs.IntVar(&o.workers, "workers", 4, "objects of each kind reconciled at once")
@@ -141,6 +146,7 @@ func run() error {
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupAll(ctx, mgr, controller.Options{
 		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm,
+		LCMOptions: lcm.Options{CloudSecret: key, CloudName: opts.cloudName, ChartCacheDir: opts.chartCacheDir},
 	}); err != nil {
 		return err
 	}

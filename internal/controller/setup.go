@@ -54,6 +54,8 @@ type Options struct {
 	// LCMOn, LCMOff, or LCMAuto (also the empty value): on when a KupenstackConfiguration exists
 	// when the operator starts.
 	LCM string
+	// LCMOptions configure the life-cycle controllers when they run.
+	LCMOptions lcm.Options
 }
 
 // Values of Options.LCM.
@@ -136,7 +138,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if on, err := lcmEnabled(ctx, mgr, o.LCM); err != nil {
 		return err
 	} else if on {
-		if err := lcm.Setup(mgr); err != nil {
+		if err := lcm.Setup(mgr, o.LCMOptions); err != nil {
 			return fmt.Errorf("setting up the life-cycle controllers: %w", err)
 		}
 	}

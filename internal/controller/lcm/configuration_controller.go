@@ -6,6 +6,7 @@ package lcm
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -41,6 +42,7 @@ type ConfigurationReconciler struct {
 // +kubebuilder:rbac:groups=kupenstack.io,resources=kupenstackconfigurations/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcloudconfigurationprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstacknodes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcomponents,verbs=get;list;watch;create;update;patch;delete
 
 var configKey = types.NamespacedName{Name: kupenstackv1.KupenstackConfigurationName}
 
@@ -53,6 +55,9 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	err := r.Client.Get(ctx, configKey, &cfg)
 	if apierrors.IsNotFound(err) || (err == nil && !cfg.DeletionTimestamp.IsZero()) {
 		// No cloud configured: no OpenstackNode either (they also go by garbage collection).
+		if err := r.syncComponents(ctx, nil, nil); err != nil {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, r.syncNodes(ctx, nil, nil)
 	}
 	if err != nil {
@@ -69,7 +74,24 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		state = conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: rerr.Error()}
 		r.Recorder.Eventf(&cfg, nil, corev1.EventTypeWarning, state.Reason, "Render", "%s", state.Message)
 	default:
-		cfg.Status.Components = componentStatuses(out)
+		if err := r.syncComponents(ctx, &cfg, out); err != nil {
+			return ctrl.Result{}, err
+		}
+		var comps kupenstackv1.OpenstackComponentList
+		if err := r.Client.List(ctx, &comps); err != nil {
+			return ctrl.Result{}, err
+		}
+		cfg.Status.Components = componentStatuses(out, comps.Items)
+		ready := 0
+		for _, c := range cfg.Status.Components {
+			if c.Ready {
+				ready++
+			}
+		}
+		cfg.Status.ReadyComponents = fmt.Sprintf("%d/%d", ready, len(cfg.Status.Components))
+		if ready < len(cfg.Status.Components) {
+			state = conditions.State{Waiting: cfg.Status.ReadyComponents + " components ready"}
+		}
 	}
 	cfg.Status.Nodes = 0
 	for _, n := range cfg.Spec.Nodes {
@@ -149,15 +171,79 @@ func (r *ConfigurationReconciler) render(ctx context.Context, cfg *kupenstackv1.
 	return desired.Render(ctx, r.Client, cfg)
 }
 
-func componentStatuses(out *values.Output) []kupenstackv1.ComponentStatus {
+func componentStatuses(out *values.Output, objects []kupenstackv1.OpenstackComponent) []kupenstackv1.ComponentStatus {
+	byName := map[string]*kupenstackv1.OpenstackComponent{}
+	for i := range objects {
+		byName[objects[i].Name] = &objects[i]
+	}
 	var st []kupenstackv1.ComponentStatus
 	for _, c := range out.Components {
-		st = append(st, kupenstackv1.ComponentStatus{
+		s := kupenstackv1.ComponentStatus{
 			Name: c.Component.Name, Chart: c.Component.Chart, ChartVersion: c.ChartVersion,
 			ValuesHash: c.Hash, Images: int32(len(c.ImageTags)),
-		})
+		}
+		if o := byName[c.Component.Name]; o != nil {
+			s.Phase, s.Revision = o.Status.Phase, o.Status.Revision
+			s.Ready = o.Status.Phase == kupenstackv1.ComponentPhaseReady && conditions.IsReady(o.Status.Conditions, o.Generation)
+		}
+		st = append(st, s)
 	}
 	return st
+}
+
+// syncComponents keeps one OpenstackComponent per rendered component and deletes the others
+// (their finalizer uninstalls the Helm release). A component's spec.suspend is the admin's and
+// is kept.
+func (r *ConfigurationReconciler) syncComponents(ctx context.Context, cfg *kupenstackv1.KupenstackConfiguration, out *values.Output) error {
+	want := map[string]kupenstackv1.OpenstackComponentSpec{}
+	if out != nil {
+		for _, c := range out.Components {
+			want[c.Component.Name] = kupenstackv1.OpenstackComponentSpec{
+				Chart: c.Component.Chart, ChartVersion: c.ChartVersion, Release: cfg.Spec.Release,
+				Namespace: cfg.Spec.Namespace, DependsOn: c.Component.DependsOn,
+				UpgradePhase: int32(c.Component.Phase), ValuesHash: c.Hash,
+			}
+		}
+	}
+	var existing kupenstackv1.OpenstackComponentList
+	if err := r.Client.List(ctx, &existing); err != nil {
+		return err
+	}
+	for i := range existing.Items {
+		oc := &existing.Items[i]
+		spec, ok := want[oc.Name]
+		if !ok {
+			if oc.DeletionTimestamp.IsZero() {
+				if err := r.Client.Delete(ctx, oc); client.IgnoreNotFound(err) != nil {
+					return err
+				}
+				if cfg != nil {
+					r.Recorder.Eventf(cfg, oc, corev1.EventTypeNormal, "ComponentRemoved", "Delete", "component %s is no longer enabled: uninstalling it", oc.Name)
+				}
+			}
+			continue
+		}
+		delete(want, oc.Name)
+		spec.Suspend = oc.Spec.Suspend
+		if equality.Semantic.DeepEqual(oc.Spec, spec) {
+			continue
+		}
+		orig := oc.DeepCopy()
+		oc.Spec = spec
+		if err := r.Client.Patch(ctx, oc, client.MergeFrom(orig)); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedNames(want) {
+		oc := &kupenstackv1.OpenstackComponent{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: want[name]}
+		if err := controllerutil.SetControllerReference(cfg, oc, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, oc); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -199,6 +285,7 @@ func (r *ConfigurationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kupenstackv1.KupenstackConfiguration{}).
 		// Any OpenstackNode change (e.g. one deleted by hand) is checked against spec.nodes.
 		Watches(&kupenstackv1.OpenstackNode{}, toConfig).
+		Watches(&kupenstackv1.OpenstackComponent{}, toConfig).
 		Watches(&kupenstackv1.OpenstackCloudConfigurationProfile{}, toConfig).
 		Complete(r)
 }

@@ -267,15 +267,3 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			})).
 		Complete(r)
 }
-
-// Setup registers every life-cycle controller with mgr.
-func Setup(mgr ctrl.Manager) error {
-	if err := (&ConfigurationReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ConfigurationControllerName),
-	}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	return (&NodeReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(NodeControllerName),
-	}).SetupWithManager(mgr)
-}

@@ -16,7 +16,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
-var env = testenv.New(func(mgr ctrl.Manager) error { return Setup(mgr) })
+var env = testenv.New(func(mgr ctrl.Manager) error { return Setup(mgr, Options{}) })
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 

@@ -153,7 +153,7 @@ func Values(chart string, pw map[string]string) map[string]any {
 		}
 	}
 	ep := map[string]any{
-		"identity": auth(identity),
+		"identity":   auth(identity),
 		"oslo_cache": map[string]any{"auth": map[string]any{"memcache_secret_key": pw[MemcacheKey]}},
 	}
 	if slices.Contains(Services, chart) {

@@ -61,4 +61,3 @@ func GatherInput(ctx context.Context, c client.Reader, cfg *kupenstackv1.Kupenst
 	}
 	return in, nil
 }
-

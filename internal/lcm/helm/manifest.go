@@ -41,7 +41,7 @@ func Objects(manifest, namespace string) ([]ObjectRef, error) {
 		}
 		var head struct {
 			metav1.TypeMeta `json:",inline"`
-			Metadata         metav1.ObjectMeta `json:"metadata"`
+			Metadata        metav1.ObjectMeta `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
 			return nil, fmt.Errorf("manifest: %w", err)

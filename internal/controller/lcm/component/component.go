@@ -1,0 +1,516 @@
+// Package component runs one reconcile loop per OpenStack component: it renders the component's
+// values, installs or upgrades its Helm release once its dependencies are ready, judges readiness
+// from the release's own workloads, repairs deleted objects, rolls a failed upgrade back to the
+// last good revision, and uninstalls the release when the component goes away.
+package component
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
+	"github.com/kupenstack/kupenstack/internal/lcm/desired"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
+	"github.com/kupenstack/kupenstack/internal/lcm/values"
+	"github.com/kupenstack/kupenstack/internal/lcm/workloads"
+)
+
+// Finalizer keeps an OpenstackComponent until its Helm release is uninstalled.
+const Finalizer = "kupenstack.io/helm-release"
+
+// Labels KupenStack puts on the Helm releases it makes (stored with each revision).
+const (
+	// labelHash identifies what a revision was made from: an upgrade is needed exactly when it
+	// differs from what is wanted now.
+	labelHash = "kupenstack.io/hash"
+	// labelRelease is the OpenStack release a revision deploys.
+	labelRelease = "kupenstack.io/openstack-release"
+)
+
+// Requeue periods: workloads are not watched (that would cache every Deployment, DaemonSet and
+// Job of the cluster), so a release is looked at again on a period.
+const (
+	deployingPeriod = 5 * time.Second
+	waitingPeriod   = 15 * time.Second
+)
+
+// Reconciler is the loop of one component.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads a release's objects, of any kind, without a cache.
+	APIReader  client.Reader
+	RESTConfig *rest.Config
+	Recorder   events.EventRecorder
+	Charts     *helm.ChartLoader
+	// Component is the name of the component this loop owns.
+	Component string
+	// ReadyPeriod is how often a ready release is checked for drift.
+	ReadyPeriod time.Duration
+	// Publisher writes the admin clouds.yaml once keystone is ready (nil: never).
+	Publisher *CloudPublisher
+
+	mu      sync.Mutex
+	clients map[string]*helm.Client
+}
+
+// ControllerName of a component's loop, in logs, metrics and Events.
+func ControllerName(component string) string { return "lcm-" + component }
+
+// +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcomponents,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcomponents/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcomponents/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
+// The Helm releases may hold any kind the charts carry; these are OpenStack-Helm's.
+// +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts;persistentvolumeclaims;endpoints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses;networkpolicies,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile brings the component's Helm release in line with the configuration.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var comp kupenstackv1.OpenstackComponent
+	if err := r.Client.Get(ctx, req.NamespacedName, &comp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := comp.DeepCopy()
+	hc, err := r.helmClient(comp.Spec.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !comp.DeletionTimestamp.IsZero() {
+		return r.uninstall(ctx, &comp, hc)
+	}
+	if controllerutil.AddFinalizer(&comp, Finalizer) {
+		if err := r.Client.Update(ctx, &comp); err != nil {
+			return ctrl.Result{}, err
+		}
+		before = comp.DeepCopy()
+	}
+	p := &pass{r: r, comp: &comp, helm: hc, log: ctrl.LoggerFrom(ctx)}
+	result, state := p.sync(ctx)
+	conditions.Set(&comp.Status.Conditions, comp.Generation, state)
+	comp.Status.ObservedGeneration = comp.Generation
+	ready := 0.0
+	if state.Ready && comp.Status.Phase == kupenstackv1.ComponentPhaseReady {
+		ready = 1
+	}
+	readyGauge.WithLabelValues(r.Component).Set(ready)
+	if equality.Semantic.DeepEqual(before.Status, comp.Status) {
+		return result, nil
+	}
+	return result, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &comp, client.MergeFrom(before)))
+}
+
+func (r *Reconciler) helmClient(namespace string) (*helm.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.clients[namespace]; ok {
+		return c, nil
+	}
+	c, err := helm.NewClient(r.RESTConfig, namespace, ctrl.Log.WithName("helm").WithValues("component", r.Component))
+	if err != nil {
+		return nil, err
+	}
+	if r.clients == nil {
+		r.clients = map[string]*helm.Client{}
+	}
+	r.clients[namespace] = c
+	return c, nil
+}
+
+// uninstall removes the release, then the finalizer.
+func (r *Reconciler) uninstall(ctx context.Context, comp *kupenstackv1.OpenstackComponent, hc *helm.Client) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(comp, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if comp.Status.Phase != kupenstackv1.ComponentPhaseUninstalling {
+		before := comp.DeepCopy()
+		comp.Status.Phase = kupenstackv1.ComponentPhaseUninstalling
+		if err := r.Client.Status().Patch(ctx, comp, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if last, err := hc.Last(comp.Name); err == nil && last != nil {
+		if _, err := hc.UnlockPending(last); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	err := hc.Uninstall(comp.Name)
+	countAction(r.Component, "uninstall", err)
+	if err != nil {
+		r.Recorder.Eventf(comp, nil, corev1.EventTypeWarning, "UninstallFailed", "Uninstall", "uninstalling Helm release %s/%s: %v", comp.Spec.Namespace, comp.Name, err)
+		return ctrl.Result{}, err
+	}
+	r.Recorder.Eventf(comp, nil, corev1.EventTypeNormal, "Uninstalled", "Uninstall", "Helm release %s/%s uninstalled", comp.Spec.Namespace, comp.Name)
+	readyGauge.DeleteLabelValues(r.Component)
+	controllerutil.RemoveFinalizer(comp, Finalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, comp))
+}
+
+// pass is one reconciliation of one component.
+type pass struct {
+	r    *Reconciler
+	comp *kupenstackv1.OpenstackComponent
+	helm *helm.Client
+	log  logr.Logger
+}
+
+func (p *pass) event(kind, reason, action, format string, args ...any) {
+	p.r.Recorder.Eventf(p.comp, nil, kind, reason, action, format, args...)
+}
+
+// setPhase records the phase and, before a long Helm action, shows it at once.
+func (p *pass) setPhase(ctx context.Context, phase string, persist bool) {
+	if p.comp.Status.Phase == phase {
+		return
+	}
+	before := p.comp.DeepCopy()
+	p.comp.Status.Phase = phase
+	if persist {
+		if err := p.r.Client.Status().Patch(ctx, p.comp, client.MergeFrom(before)); err != nil {
+			p.log.V(1).Info("showing the phase", "phase", phase, "error", err.Error())
+		}
+	}
+}
+
+// wanted is what the release should be made of.
+type wanted struct {
+	values map[string]any
+	chart  *chartAndHash
+	images map[string]string
+}
+
+type chartAndHash struct {
+	hash    string
+	version string
+}
+
+func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
+	comp := p.comp
+	comp.Status.HelmRelease = comp.Spec.Namespace + "/" + comp.Name
+	if comp.Spec.Suspend {
+		return ctrl.Result{}, conditions.State{Ready: conditions.IsReady(comp.Status.Conditions, comp.Generation), Waiting: "suspended: no Helm action until spec.suspend is false"}
+	}
+	var cfg kupenstackv1.KupenstackConfiguration
+	if err := p.r.Client.Get(ctx, types.NamespacedName{Name: kupenstackv1.KupenstackConfigurationName}, &cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, conditions.State{Waiting: "no KupenstackConfiguration"}
+		}
+		return ctrl.Result{}, transient(err)
+	}
+	out, err := desired.Render(ctx, p.r.Client, &cfg)
+	if err != nil {
+		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
+	}
+	var cv *values.ComponentValues
+	for i := range out.Components {
+		if out.Components[i].Component.Name == comp.Name {
+			cv = &out.Components[i]
+		}
+	}
+	if cv == nil {
+		return ctrl.Result{}, conditions.State{Waiting: "the configuration does not enable this component"}
+	}
+	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace)
+	if err != nil {
+		return ctrl.Result{}, transient(err)
+	}
+	vals, err := values.Merge(credentials.Values(cv.Component.Chart, pw), cv.Values)
+	if err != nil {
+		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
+	}
+	src := chartSource(cfg.Spec.Charts)
+	ch, err := p.r.Charts.Load(src, cv.Component.Chart, cv.ChartVersion)
+	if err != nil {
+		reason := kupenstackv1.ReasonTransientError
+		if src.LocalPath != "" {
+			reason = kupenstackv1.ReasonInvalidConfiguration // a missing directory does not fix itself
+		}
+		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
+	}
+	hash := values.Hash(map[string]any{"values": vals, "chart": helm.Digest(ch)})
+	labels := map[string]string{labelHash: hash, labelRelease: comp.Spec.Release}
+
+	history, err := p.helm.History(comp.Name)
+	if err != nil {
+		return ctrl.Result{}, transient(err)
+	}
+	var last *release.Release
+	if len(history) > 0 {
+		last = history[len(history)-1]
+	}
+	if unlocked, err := p.helm.UnlockPending(last); err != nil {
+		return ctrl.Result{}, transient(err)
+	} else if unlocked {
+		p.event(corev1.EventTypeWarning, "ReleaseUnlocked", "Recover", "revision %d was left %s by an interrupted action; marked failed to carry on", last.Version, "pending")
+	}
+	deployed := helm.LastDeployed(history)
+	retry := comp.Annotations[kupenstackv1.AnnotationRetry] != "" && comp.Annotations[kupenstackv1.AnnotationRetry] != comp.Status.RetriedWith
+	blocked := hash == comp.Status.FailedHash && !retry
+
+	switch {
+	case deployed == nil:
+		if blocked {
+			return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInstallFailed, Message: comp.Status.LastError + " (set the " + kupenstackv1.AnnotationRetry + " annotation to retry)"}
+		}
+		if why := p.dependenciesPending(ctx, false); why != "" {
+			p.setPhase(ctx, kupenstackv1.ComponentPhaseWaiting, false)
+			return ctrl.Result{RequeueAfter: waitingPeriod}, conditions.State{Waiting: why}
+		}
+		if last != nil { // an install that failed: start again from nothing
+			if err := p.helm.Uninstall(comp.Name); err != nil {
+				countAction(p.r.Component, "uninstall", err)
+				return ctrl.Result{}, transient(err)
+			}
+		}
+		p.setPhase(ctx, kupenstackv1.ComponentPhaseInstalling, true)
+		rel, err := p.helm.Install(ctx, comp.Name, ch, vals, labels, "kupenstack: install")
+		countAction(p.r.Component, "install", err)
+		p.acted(retry)
+		if err != nil {
+			comp.Status.FailedHash, comp.Status.LastError = hash, err.Error()
+			comp.Status.Phase = kupenstackv1.ComponentPhaseFailed
+			p.event(corev1.EventTypeWarning, kupenstackv1.ReasonInstallFailed, "Install", "installing chart %s: %v", cv.Component.Chart, err)
+			return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInstallFailed, Message: err.Error()}
+		}
+		p.event(corev1.EventTypeNormal, "Installed", "Install", "chart %s %s installed as revision %d", ch.Name(), ch.Metadata.Version, rel.Version)
+		p.recordRevision(rel, cv)
+		return p.judge(ctx, rel, cv, ch, vals, labels)
+	case last.Labels[labelHash] != hash || last.Info.Status != release.StatusDeployed:
+		if blocked {
+			return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: comp.Status.LastError + " (change the configuration or set the " + kupenstackv1.AnnotationRetry + " annotation to retry)"}
+		}
+		releaseUpgrade := deployed.Labels[labelRelease] != comp.Spec.Release
+		if why := p.dependenciesPending(ctx, releaseUpgrade); why != "" {
+			p.setPhase(ctx, kupenstackv1.ComponentPhaseWaiting, false)
+			return ctrl.Result{RequeueAfter: waitingPeriod}, conditions.State{Waiting: why}
+		}
+		p.setPhase(ctx, kupenstackv1.ComponentPhaseUpgrading, true)
+		rel, err := p.helm.Upgrade(ctx, comp.Name, ch, vals, labels, "kupenstack: upgrade")
+		countAction(p.r.Component, "upgrade", err)
+		p.acted(retry)
+		if err != nil {
+			return p.rollback(err, hash, deployed)
+		}
+		p.event(corev1.EventTypeNormal, "Upgraded", "Upgrade", "upgraded to revision %d (chart %s %s, release %s)", rel.Version, ch.Name(), ch.Metadata.Version, comp.Spec.Release)
+		p.recordRevision(rel, cv)
+		return p.judge(ctx, rel, cv, ch, vals, labels)
+	default:
+		p.recordRevision(last, cv)
+		return p.judge(ctx, last, cv, ch, vals, labels)
+	}
+}
+
+// acted records that a retry asked for with the annotation was made.
+func (p *pass) acted(retry bool) {
+	now := metav1.Now()
+	p.comp.Status.LastActionTime = &now
+	if retry {
+		p.comp.Status.RetriedWith = p.comp.Annotations[kupenstackv1.AnnotationRetry]
+	}
+}
+
+// rollback returns a failed upgrade to the last good revision and stops there: the same values
+// are not tried again until they change or a retry is asked for.
+func (p *pass) rollback(cause error, hash string, deployed *release.Release) (ctrl.Result, conditions.State) {
+	comp := p.comp
+	target := int(comp.Status.LastGoodRevision)
+	if target == 0 {
+		target = deployed.Version
+	}
+	comp.Status.FailedHash, comp.Status.LastError = hash, cause.Error()
+	msg := fmt.Sprintf("upgrade failed: %v", cause)
+	if err := p.helm.Rollback(comp.Name, target); err != nil {
+		countAction(p.r.Component, "rollback", err)
+		comp.Status.Phase = kupenstackv1.ComponentPhaseFailed
+		msg = fmt.Sprintf("%s; rolling back to revision %d failed too: %v", msg, target, err)
+		p.event(corev1.EventTypeWarning, kupenstackv1.ReasonUpgradeFailed, "Rollback", "%s", msg)
+		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: msg}
+	}
+	countAction(p.r.Component, "rollback", nil)
+	comp.Status.Phase = kupenstackv1.ComponentPhaseRolledBack
+	msg = fmt.Sprintf("%s; rolled back to revision %d", msg, target)
+	if last, err := p.helm.Last(comp.Name); err == nil && last != nil {
+		comp.Status.Revision = int32(last.Version)
+	}
+	p.event(corev1.EventTypeWarning, kupenstackv1.ReasonUpgradeFailed, "Rollback", "%s", msg)
+	return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: msg}
+}
+
+func (p *pass) recordRevision(rel *release.Release, cv *values.ComponentValues) {
+	st := &p.comp.Status
+	st.Revision = int32(rel.Version)
+	st.AppliedHash = rel.Labels[labelHash]
+	st.Release = rel.Labels[labelRelease]
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		st.ChartVersion = rel.Chart.Metadata.Version
+	}
+	if rel.Labels[labelHash] != "" && rel.Labels[labelHash] == st.AppliedHash {
+		st.Images = cv.ImageTags
+	}
+}
+
+// judge looks at the release's objects: missing ones are restored (drift), then the workloads
+// decide between Deploying, Failed and Ready.
+func (p *pass) judge(ctx context.Context, rel *release.Release, cv *values.ComponentValues, ch *chart.Chart, vals map[string]any, labels map[string]string) (ctrl.Result, conditions.State) {
+	comp := p.comp
+	objs, err := helm.Objects(rel.Manifest, comp.Spec.Namespace)
+	if err != nil {
+		return ctrl.Result{}, transient(err)
+	}
+	sum, err := workloads.Check(ctx, p.r.APIReader, objs)
+	if err != nil {
+		return ctrl.Result{}, transient(err)
+	}
+	comp.Status.Workloads = fmt.Sprintf("%d/%d", sum.Ready, sum.Total)
+	if len(sum.Missing) > 0 {
+		names := make([]string, 0, len(sum.Missing))
+		for _, m := range sum.Missing {
+			names = append(names, m.String())
+		}
+		// An upgrade to the same chart and values re-creates what is missing: Helm creates the
+		// objects of the manifest that do not exist.
+		repaired, err := p.helm.Upgrade(ctx, comp.Name, ch, vals, labels, "kupenstack: restore "+strings.Join(names, ", "))
+		countAction(p.r.Component, "repair", err)
+		if err != nil {
+			p.event(corev1.EventTypeWarning, "DriftRepairFailed", "Repair", "restoring %s: %v", strings.Join(names, ", "), err)
+			return ctrl.Result{RequeueAfter: waitingPeriod}, transient(err)
+		}
+		p.event(corev1.EventTypeNormal, "DriftRepaired", "Repair", "restored %s (revision %d)", strings.Join(names, ", "), repaired.Version)
+		comp.Status.Revision = int32(repaired.Version)
+		return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Waiting: "restored " + strings.Join(names, ", ")}
+	}
+	if len(sum.Failed) > 0 {
+		comp.Status.Phase = kupenstackv1.ComponentPhaseFailed
+		comp.Status.LastError = strings.Join(sum.Failed, "; ")
+		return ctrl.Result{RequeueAfter: waitingPeriod}, conditions.State{Reason: kupenstackv1.ReasonWorkloadFailed, Message: comp.Status.LastError}
+	}
+	if len(sum.NotReady) > 0 {
+		comp.Status.Phase = kupenstackv1.ComponentPhaseDeploying
+		return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Waiting: "waiting for " + strings.Join(first(sum.NotReady, 3), "; ")}
+	}
+	if comp.Status.Phase != kupenstackv1.ComponentPhaseReady {
+		p.event(corev1.EventTypeNormal, "Ready", "Deploy", "revision %d ready: %s workloads", rel.Version, comp.Status.Workloads)
+	}
+	comp.Status.Phase = kupenstackv1.ComponentPhaseReady
+	comp.Status.LastGoodRevision = int32(rel.Version)
+	comp.Status.LastError = ""
+	if p.r.Publisher != nil && comp.Name == "keystone" {
+		if err := p.r.Publisher.Publish(ctx, comp.Spec.Namespace); err != nil {
+			return ctrl.Result{RequeueAfter: waitingPeriod}, transient(fmt.Errorf("publishing the admin clouds.yaml: %w", err))
+		}
+	}
+	return ctrl.Result{RequeueAfter: p.r.ReadyPeriod}, conditions.State{Ready: true}
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("%d more", len(s)-n))
+	}
+	return s
+}
+
+// dependenciesPending says what the component waits for before a Helm action, or "". For a
+// release upgrade, every component of an earlier upgrade phase must also run the new release
+// and be ready.
+func (p *pass) dependenciesPending(ctx context.Context, releaseUpgrade bool) string {
+	var all kupenstackv1.OpenstackComponentList
+	if err := p.r.Client.List(ctx, &all); err != nil {
+		return "listing components: " + err.Error()
+	}
+	byName := map[string]*kupenstackv1.OpenstackComponent{}
+	for i := range all.Items {
+		byName[all.Items[i].Name] = &all.Items[i]
+	}
+	var waiting []string
+	for _, d := range p.comp.Spec.DependsOn {
+		dep, ok := byName[d]
+		if !ok || !isReady(dep) {
+			waiting = append(waiting, d)
+		}
+	}
+	if len(waiting) > 0 {
+		return "waiting for dependencies: " + strings.Join(waiting, ", ")
+	}
+	if !releaseUpgrade {
+		return ""
+	}
+	for _, c := range all.Items {
+		if c.Spec.UpgradePhase < p.comp.Spec.UpgradePhase && (c.Status.Release != p.comp.Spec.Release || !isReady(&c)) {
+			waiting = append(waiting, c.Name)
+		}
+	}
+	slices.Sort(waiting)
+	if len(waiting) > 0 {
+		return fmt.Sprintf("release upgrade to %s: waiting for the earlier phases: %s", p.comp.Spec.Release, strings.Join(waiting, ", "))
+	}
+	return ""
+}
+
+func isReady(c *kupenstackv1.OpenstackComponent) bool {
+	return c.Status.Phase == kupenstackv1.ComponentPhaseReady && conditions.IsReady(c.Status.Conditions, c.Generation)
+}
+
+func transient(err error) conditions.State {
+	return conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: err.Error()}
+}
+
+func chartSource(c kupenstackv1.ChartSource) helm.Source {
+	return helm.Source{LocalPath: c.LocalPath, Repository: c.Repository, OCI: c.OCI}
+}
+
+// SetupWithManager registers this component's loop: its own workqueue, so that a long Helm
+// action on one component never delays another.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	mine := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.Component })
+	self := []reconcile.Request{{NamespacedName: types.NamespacedName{Name: r.Component}}}
+	toSelf := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request { return self })
+	// Another component matters when this one depends on it or follows it in a release upgrade.
+	fromOthers := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		var me kupenstackv1.OpenstackComponent
+		if o.GetName() == r.Component || r.Client.Get(ctx, types.NamespacedName{Name: r.Component}, &me) != nil {
+			return nil
+		}
+		other, _ := o.(*kupenstackv1.OpenstackComponent)
+		if slices.Contains(me.Spec.DependsOn, o.GetName()) || (other != nil && other.Spec.UpgradePhase < me.Spec.UpgradePhase) {
+			return self
+		}
+		return nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName(r.Component)).
+		For(&kupenstackv1.OpenstackComponent{}, builder.WithPredicates(mine)).
+		Watches(&kupenstackv1.OpenstackComponent{}, fromOthers, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		Watches(&kupenstackv1.KupenstackConfiguration{}, toSelf, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&kupenstackv1.OpenstackCloudConfigurationProfile{}, toSelf, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+}

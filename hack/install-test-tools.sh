@@ -6,7 +6,8 @@
 #
 #   envtest  kube-apiserver, kubectl, etcd, kube-controller-manager (namespace deletion and garbage
 #            collection in e2e) + bin/envtest-<k8s version>/ (KUBEBUILDER_ASSETS)
-#   cluster  kube-scheduler, kwok + bin/kwok-stages-<version>.yaml, for a local cluster
+#   cluster  envtest + kube-scheduler, kwok, bin/kwok-stages-<version>.yaml, also linked into
+#            bin/envtest-<k8s version>/: simulated nodes (testenv.WithCluster, hack/local-cluster.sh)
 #   helm     helm
 #   codegen  controller-gen
 #
@@ -122,11 +123,16 @@ envtest() {
 }
 
 cluster() {
+  build_kubernetes kube-apiserver kubectl kube-controller-manager kube-scheduler # one build: shared compile work
   envtest
-  build_kubernetes kube-scheduler
   go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "-s -w"
   link "kube-scheduler-$K8S_VERSION"; link "kwok-$KWOK_VERSION"
   kwok_stages
+  # testenv's WithCluster finds them next to the envtest binaries, under plain names.
+  local assets=$BIN/envtest-$K8S_VERSION
+  ln -sfn "../kube-scheduler-$K8S_VERSION" "$assets/kube-scheduler"
+  ln -sfn "../kwok-$KWOK_VERSION" "$assets/kwok"
+  ln -sfn "../kwok-stages-$KWOK_VERSION.yaml" "$assets/kwok-stages.yaml"
 }
 
 helm() {

@@ -17,9 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +46,10 @@ type Env struct {
 	// withGC also runs kube-controller-manager's namespace and garbage-collector controllers,
 	// which envtest lacks, so that deleting a namespace really cascades.
 	withGC bool
+	// cluster also runs the workload controllers, kube-scheduler and kwok (WithCluster).
+	cluster bool
+	nodes   []Node
+	procs   processes
 	// wrapClient, if set, wraps the manager's client (fault injection).
 	wrapClient func(client.Client) client.Client
 	// logOut, if set, also receives the log.
@@ -104,8 +108,9 @@ func (e *Env) Run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
-	defer stop()
-	return m.Run()
+	code := m.Run()
+	stop(code != 0)
+	return code
 }
 
 // Require skips a test in -short mode, where no API server runs.
@@ -116,7 +121,8 @@ func (e *Env) Require(t testing.TB) {
 	}
 }
 
-func (e *Env) start() (func(), error) {
+// start starts everything; the returned stop is told whether the tests failed, to keep logs.
+func (e *Env) start() (func(testsFailed bool), error) {
 	root := RepoRoot()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -139,32 +145,35 @@ func (e *Env) start() (func(), error) {
 	te.ControlPlane.GetAPIServer().Configure().
 		Set("advertise-address", "127.0.0.1").
 		Set("endpoint-reconciler-type", "none")
+	if e.cluster {
+		te.ControlPlane.GetAPIServer().Configure().
+			Set("service-cluster-ip-range", clusterServiceCIDR).
+			Set("disable-admission-plugins", "") // envtest's default turns off ServiceAccount
+	}
 	cfg, err := te.Start()
 	if err != nil {
 		_ = te.Stop() // never leave a half-started kube-apiserver and etcd behind
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	stop := func() {
+	stop := func(testsFailed bool) {
 		cancel()
+		e.procs.stop(testsFailed)
 		if err := te.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
 		}
 	}
 	c, err := client.New(cfg, client.Options{Scheme: te.Scheme})
 	if err != nil {
-		stop()
+		stop(true)
 		return nil, err
 	}
 	e.Client, e.Config, e.Ctx, e.started, e.te = c, cfg, ctx, true, te
 	if e.withGC {
-		stopKCM, err := startControllerManager(te, assets)
-		if err != nil {
-			stop()
+		if err := e.startControllerManager(ctx, te, assets); err != nil {
+			stop(true)
 			return nil, err
 		}
-		stopAPI := stop
-		stop = func() { stopKCM(); stopAPI() }
 	}
 	if e.setup == nil {
 		return stop, nil
@@ -186,17 +195,17 @@ func (e *Env) start() (func(), error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
-		stop()
+		stop(true)
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	if err := e.setup(mgr); err != nil {
-		stop()
+		stop(true)
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	return func() {
-		stop()
+	return func(testsFailed bool) {
+		stop(testsFailed)
 		if err := <-done; err != nil {
 			fmt.Fprintln(os.Stderr, "testenv: manager:", err)
 		}
@@ -210,42 +219,29 @@ func RepoRoot() string {
 }
 
 // startControllerManager runs kube-controller-manager's namespace and garbage-collector
-// controllers against the envtest API server, as a cluster admin, serving nothing.
-func startControllerManager(te *envtest.Environment, assets string) (func(), error) {
-	bin := filepath.Join(assets, "kube-controller-manager")
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("%s missing: rebuild the test binaries with hack/install-test-tools.sh", bin)
-	}
-	user, err := te.AddUser(envtest.User{Name: "kcm", Groups: []string{"system:masters"}}, nil)
+// controllers against the envtest API server, as a cluster admin, serving nothing; with
+// WithCluster also the workload controllers, kube-scheduler and kwok.
+func (e *Env) startControllerManager(ctx context.Context, te *envtest.Environment, assets string) error {
+	dir, err := os.MkdirTemp("", "kupenstack-testenv-")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	kubeconfig, err := user.KubeConfig()
+	e.procs.dir = dir
+	kubeconfig, err := e.adminKubeConfig(te)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	dir, err := os.MkdirTemp("", "kupenstack-kcm-")
-	if err != nil {
-		return nil, err
+	controllers := gcControllers
+	if e.cluster {
+		controllers = clusterControllers
 	}
-	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), kubeconfig, 0o600); err != nil {
-		return nil, err
+	if err := e.procs.start(filepath.Join(assets, "kube-controller-manager"), "--kubeconfig="+kubeconfig,
+		"--controllers="+strings.Join(controllers, ","),
+		"--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false"); err != nil {
+		return err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "kube-controller-manager.log"))
-	if err != nil {
-		return nil, err
+	if !e.cluster {
+		return nil
 	}
-	cmd := exec.Command(bin, "--kubeconfig="+filepath.Join(dir, "kubeconfig"),
-		"--controllers=namespace-controller,garbage-collector-controller",
-		"--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
-	}
-	return func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		_ = os.RemoveAll(dir)
-	}, nil
+	return e.startCluster(ctx, assets, kubeconfig)
 }

@@ -68,8 +68,8 @@ fuzz: ## Run every fuzz target briefly (FUZZ_TIME each).
 	while read -r dir fn; do echo "fuzz $$dir $$fn"; go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZ_TIME) "$$dir" </dev/null || exit 1; done
 
 .PHONY: tools
-tools: ## Build the test binaries (kube-apiserver, etcd, kubectl) and controller-gen into bin/.
-	hack/install-test-tools.sh envtest codegen
+tools: ## Build the test binaries (kube-apiserver, etcd, kubectl, kube-controller-manager, kube-scheduler, kwok) and controller-gen into bin/.
+	hack/install-test-tools.sh envtest cluster codegen
 
 $(CONTROLLER_GEN):
 	hack/install-test-tools.sh codegen
@@ -89,6 +89,16 @@ openstack-up: ## Install (first time), configure and start the all-in-one cloud;
 .PHONY: openstack-down
 openstack-down: ## Stop what openstack-up started.
 	hack/openstack-aio/stop.sh
+
+##@ Local cluster (simulated nodes by kwok; 127.0.0.1 only; see hack/local-cluster.sh)
+.PHONY: cluster-up
+cluster-up: ## Start the local cluster (NODES=3 or NODES="name:k=v,k=v ...", NODE_LABELS=k=v); idempotent.
+	hack/install-test-tools.sh envtest cluster
+	TOOLS=$(ENVTEST_ASSETS) hack/local-cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop what cluster-up started and delete its state.
+	TOOLS=$(ENVTEST_ASSETS) hack/local-cluster.sh down
 
 .PHONY: clean
 clean: ## Remove bin/ (the built tools stay cached in ~/.cache/kupenstack).

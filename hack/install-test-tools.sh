@@ -112,7 +112,8 @@ helm_ldflags() {
 }
 
 envtest() {
-  build_kubernetes kube-apiserver kubectl kube-controller-manager
+  # kube-scheduler too: cluster needs it, and one go build of all four shares the compile work.
+  build_kubernetes kube-apiserver kubectl kube-controller-manager kube-scheduler
   build_etcd
   local assets=$BIN/envtest-$K8S_VERSION n
   mkdir -p "$assets"
@@ -123,7 +124,6 @@ envtest() {
 }
 
 cluster() {
-  build_kubernetes kube-apiserver kubectl kube-controller-manager kube-scheduler # one build: shared compile work
   envtest
   go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "-s -w"
   link "kube-scheduler-$K8S_VERSION"; link "kwok-$KWOK_VERSION"

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-hack/install-test-tools.sh envtest codegen > >(sed -u 's/^/[tools] /') 2>&1 &
+hack/install-test-tools.sh envtest cluster codegen > >(sed -u 's/^/[tools] /') 2>&1 &
 tools=$!
 trap 'kill "$tools" 2>/dev/null || true' EXIT
 

@@ -256,7 +256,10 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		}
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
 	}
-	hash := values.Hash(map[string]any{"values": vals, "chart": helm.Digest(ch)})
+	// The OpenStack release is part of what a revision is made from even when the component's
+	// values do not change with it (infrastructure images), so that a release upgrade moves
+	// every component, phase after phase.
+	hash := values.Hash(map[string]any{"values": vals, "chart": helm.Digest(ch), "release": comp.Spec.Release})
 	labels := map[string]string{labelHash: hash, labelRelease: comp.Spec.Release}
 
 	history, err := p.helm.History(comp.Name)
@@ -296,10 +299,10 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		countAction(p.r.Component, "install", err)
 		p.acted(retry)
 		if err != nil {
-			comp.Status.FailedHash, comp.Status.LastError = hash, err.Error()
+			comp.Status.FailedHash, comp.Status.LastError = hash, oneLine(err)
 			comp.Status.Phase = kupenstackv1.ComponentPhaseFailed
-			p.event(corev1.EventTypeWarning, kupenstackv1.ReasonInstallFailed, "Install", "installing chart %s: %v", cv.Component.Chart, err)
-			return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInstallFailed, Message: err.Error()}
+			p.event(corev1.EventTypeWarning, kupenstackv1.ReasonInstallFailed, "Install", "installing chart %s: %s", cv.Component.Chart, oneLine(err))
+			return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInstallFailed, Message: oneLine(err)}
 		}
 		p.event(corev1.EventTypeNormal, "Installed", "Install", "chart %s %s installed as revision %d", ch.Name(), ch.Metadata.Version, rel.Version)
 		p.recordRevision(rel, cv)
@@ -346,18 +349,19 @@ func (p *pass) rollback(cause error, hash string, deployed *release.Release) (ct
 	if target == 0 {
 		target = deployed.Version
 	}
-	comp.Status.FailedHash, comp.Status.LastError = hash, cause.Error()
-	msg := fmt.Sprintf("upgrade failed: %v", cause)
+	comp.Status.FailedHash, comp.Status.LastError = hash, oneLine(cause)
+	msg := "upgrade failed: " + oneLine(cause)
 	if err := p.helm.Rollback(comp.Name, target); err != nil {
 		countAction(p.r.Component, "rollback", err)
 		comp.Status.Phase = kupenstackv1.ComponentPhaseFailed
-		msg = fmt.Sprintf("%s; rolling back to revision %d failed too: %v", msg, target, err)
+		msg = fmt.Sprintf("%s; rolling back to revision %d failed too: %s", msg, target, oneLine(err))
 		p.event(corev1.EventTypeWarning, kupenstackv1.ReasonUpgradeFailed, "Rollback", "%s", msg)
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: msg}
 	}
 	countAction(p.r.Component, "rollback", nil)
 	comp.Status.Phase = kupenstackv1.ComponentPhaseRolledBack
 	msg = fmt.Sprintf("%s; rolled back to revision %d", msg, target)
+	comp.Status.LastError = msg
 	if last, err := p.helm.Last(comp.Name); err == nil && last != nil {
 		comp.Status.Revision = int32(last.Version)
 	}
@@ -480,7 +484,13 @@ func isReady(c *kupenstackv1.OpenstackComponent) bool {
 }
 
 func transient(err error) conditions.State {
-	return conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: err.Error()}
+	return conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: oneLine(err)}
+}
+
+// oneLine flattens Helm's multi-line errors ("1 error occurred:\n\t* ...") for conditions.
+func oneLine(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	return strings.TrimPrefix(msg, "1 error occurred: * ")
 }
 
 func chartSource(c kupenstackv1.ChartSource) helm.Source {

@@ -26,6 +26,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/testutil/chart"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -72,9 +73,23 @@ func TestDefaultKustomization(t *testing.T) {
 		t.Fatalf("kubectl kustomize config/default: %v", err)
 	}
 	kinds := map[string]int{}
-	for _, o := range apply(t, out) {
-		kinds[o.GetKind()]++
+	apply(t, out)
+	objs, err := chart.Decode(out) // as built: apply fills in what the server returned
+	if err != nil {
+		t.Fatal(err)
 	}
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		}
+		if o.GetNamespace() != "" && o.GetNamespace() != "kupenstack-system" {
+			t.Errorf("%s %s goes to namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
+		}
+	}
+	checkCRDs(t, "config/default", crds) // every generated CRD, unchanged
+	checkRBAC(t, objs)
 	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role",
 		"RoleBinding", "ServiceAccount", "Namespace", "Deployment", "Service"} {
 		if kinds[want] == 0 {

@@ -124,3 +124,23 @@ func managerCommand(t *testing.T, values map[string]any) ([]string, map[string]s
 	t.Fatal("the Deployment has no manager container")
 	return nil, nil
 }
+
+// TestChartValuesSchema: values the operator would refuse at start-up, or that would be silently
+// ignored (a misspelt key), fail at `helm install` instead (values.schema.json).
+func TestChartValuesSchema(t *testing.T) {
+	for _, bad := range []map[string]any{
+		{"lcm": "maybe"},
+		{"resyncPeriod": "soon"},
+		{"workers": 0},
+		{"logLevel": "verbose"},
+		{"replicas": 2},
+		{"cloud": map[string]any{"secret": "creds"}},
+	} {
+		if _, err := chart.Render("kupenstack", "ops", bad); err == nil {
+			t.Errorf("values %v accepted", bad)
+		}
+	}
+	if _, err := chart.Render("kupenstack", "ops", map[string]any{"resyncPeriod": "0", "vmHealthPeriod": "1h30m", "logLevel": 3}); err != nil {
+		t.Errorf("good values refused: %v", err)
+	}
+}

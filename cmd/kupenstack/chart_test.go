@@ -27,7 +27,7 @@ func TestChartFlags(t *testing.T) {
 			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
 			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
 			vmHealthPeriod: 30 * time.Second, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
-			apiQPS: 20, apiBurst: 40,
+			apiQPS: 20, apiBurst: 40, chartCacheDir: "/tmp/kupenstack-charts",
 		}, false},
 		{"every value set", map[string]any{
 			"leaderElection": map[string]any{"enabled": false},
@@ -41,7 +41,7 @@ func TestChartFlags(t *testing.T) {
 			metricsAddr: ":9090", probeAddr: ":9091", leaderElect: false, leaderElectionNS: "ops",
 			cloudSecret: "ops/creds", cloudName: "prod", resyncPeriod: 90 * time.Second,
 			vmHealthPeriod: 45 * time.Second, workers: 7, lcm: "off", domainID: "d1", memberRole: "r1",
-			apiQPS: 5.5, apiBurst: 9, notificationsURL: "from Secret bus key amqpURL",
+			apiQPS: 5.5, apiBurst: 9, notificationsURL: "from Secret bus key amqpURL", chartCacheDir: "/tmp/kupenstack-charts",
 		}, true},
 		{"notifications URL in values", map[string]any{
 			"notifications": map[string]any{"url": "amqp://u:p@127.0.0.1:5672/"},
@@ -49,7 +49,7 @@ func TestChartFlags(t *testing.T) {
 			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
 			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
 			vmHealthPeriod: 30 * time.Second, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
-			apiQPS: 20, apiBurst: 40, notificationsURL: "amqp://u:p@127.0.0.1:5672/",
+			apiQPS: 20, apiBurst: 40, notificationsURL: "amqp://u:p@127.0.0.1:5672/", chartCacheDir: "/tmp/kupenstack-charts",
 		}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,12 +44,15 @@ func TestHelmChart(t *testing.T) {
 		"notifications":  map[string]any{"existingSecret": "bus"},
 		"metrics": map[string]any{"port": 9090, "service": map[string]any{"annotations": map[string]any{"a": "b"}},
 			"serviceMonitor": map[string]any{"enabled": true, "interval": "15s", "scrapeTimeout": "10s", "labels": map[string]any{"release": "prom"}}},
-		"grafanaDashboard": map[string]any{"enabled": true},
-		"nodeSelector":     map[string]any{"kubernetes.io/os": "linux"},
-		"tolerations":      []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
-		"podAnnotations":   map[string]any{"example.org/x": "y"},
-		"extraArgs":        []any{"--openstack-qps=50"},
-		"extraEnv":         []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://127.0.0.1:3128"}},
+		"grafanaDashboard":  map[string]any{"enabled": true},
+		"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
+		"tolerations":       []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+		"podAnnotations":    map[string]any{"example.org/x": "y"},
+		"extraArgs":         []any{"--openstack-qps=50"},
+		"extraEnv":          []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://127.0.0.1:3128"}},
+		"tmp":               map[string]any{"sizeLimit": "5Gi"},
+		"extraVolumes":      []any{map[string]any{"name": "charts", "persistentVolumeClaim": map[string]any{"claimName": "openstack-helm"}}},
+		"extraVolumeMounts": []any{map[string]any{"name": "charts", "mountPath": "/charts", "readOnly": true}},
 	}
 	for _, tt := range []struct {
 		name   string
@@ -234,6 +237,7 @@ func checkOperatorPod(t *testing.T, d *appsv1.Deployment, r chart.Rendered) {
 		c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("not locked down: pod %+v, container %+v", pod.SecurityContext, c.SecurityContext)
 	}
+	checkWritableTmp(t, d)
 	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Errorf("resources %+v", c.Resources)
 	}
@@ -265,6 +269,24 @@ func checkOperatorPod(t *testing.T, d *appsv1.Deployment, r chart.Rendered) {
 	if !metricsPort {
 		t.Errorf("the Service's target port %v is not the port the metrics are served on (%s)", svc.Spec.Ports[0].TargetPort, args)
 	}
+}
+
+// checkWritableTmp: with a read-only root filesystem, /tmp (where the life-cycle controllers keep
+// downloaded charts, --chart-cache-dir) must be an emptyDir.
+func checkWritableTmp(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	for _, m := range c.VolumeMounts {
+		if m.MountPath != "/tmp" {
+			continue
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name == m.Name && v.EmptyDir != nil && !m.ReadOnly {
+				return
+			}
+		}
+	}
+	t.Errorf("%s: no writable emptyDir at /tmp (mounts %+v)", d.Name, c.VolumeMounts)
 }
 
 func deployment(t *testing.T, r chart.Rendered) *appsv1.Deployment {

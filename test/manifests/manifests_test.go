@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,6 +92,15 @@ func TestDefaultKustomization(t *testing.T) {
 	}
 	checkCRDs(t, "config/default", crds) // every generated CRD, unchanged
 	checkRBAC(t, objs)
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			checkWritableTmp(t, &d)
+		}
+	}
 	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role",
 		"RoleBinding", "ServiceAccount", "Namespace", "Deployment", "Service"} {
 		if kinds[want] == 0 {

@@ -8,6 +8,7 @@ CONTROLLER_GEN_VERSION ?= v0.23.0
 export K8S_VERSION CONTROLLER_GEN_VERSION
 
 BIN := $(CURDIR)/bin
+CHART := charts/kupenstack
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 ENVTEST_ASSETS := $(BIN)/envtest-$(K8S_VERSION)
 AIO_STATE_DIR ?= /var/lib/kupenstack/openstack-aio
@@ -33,16 +34,33 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
 	$(CONTROLLER_GEN) crd rbac:roleName=kupenstack-manager paths=./api/... paths=./internal/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
+.PHONY: chart
+chart: manifests ## Copy the generated CRDs and ClusterRole rules into the Helm chart (charts/kupenstack).
+	rm -f $(CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+	cp config/rbac/role.yaml $(CHART)/files/clusterrole.yaml
+
 .PHONY: verify
-verify: generate manifests ## Fail when generated files are stale, code is not gofmt'ed or go vet complains.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit" >&2; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files: commit them" >&2; exit 1; }
+verify: generate manifests chart ## Fail when generated files are stale, code is not gofmt'ed or go vet complains.
+	@git diff --exit-code -- api config $(CHART) || { echo "generated files are stale: run 'make generate manifests chart' and commit" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- api config $(CHART))" || { git status --porcelain -- api config $(CHART); echo "untracked generated files: commit them" >&2; exit 1; }
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed on the files above" >&2; exit 1; }
 	go vet ./...
 
 .PHONY: build
 build: ## Build the operator into bin/kupenstack.
 	go build -o $(BIN)/kupenstack ./cmd/kupenstack
+
+# The image config/manager and the chart's values.yaml name by default.
+IMG ?= ghcr.io/kupenstack/kupenstack:latest
+# docker or podman, whichever is installed.
+CONTAINER_TOOL ?= $(shell command -v docker || command -v podman)
+.PHONY: docker-build
+docker-build: ## Build the operator's container image IMG (needs docker or podman; not used by the tests).
+	@test -n "$(CONTAINER_TOOL)" || { echo "docker-build: no container engine found: install docker or podman, or set CONTAINER_TOOL" >&2; exit 1; }
+	@# A client without its daemon (no /var/run/docker.sock) is no engine either.
+	@$(CONTAINER_TOOL) info >/dev/null 2>&1 || { echo "docker-build: $(CONTAINER_TOOL) is installed but its engine does not answer ('$(CONTAINER_TOOL) info' fails)" >&2; exit 1; }
+	$(CONTAINER_TOOL) build -t $(IMG) .
 
 ##@ Test
 .PHONY: test

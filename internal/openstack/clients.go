@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +90,8 @@ func (c *Clients) connect(ctx context.Context, auth gophercloud.AuthOptions) (*g
 	if err != nil {
 		return nil, fmt.Errorf("cloud %q: %w", c.cloud.Name, err)
 	}
+	// Token requests and version discovery go to the auth URL, which need not be in the catalog.
+	c.transport.services.Store(strings.TrimSuffix(provider.IdentityBase, "/"), "identity")
 	transport := c.transport
 	if c.cloud.TLS != nil {
 		base := http.DefaultTransport.(*http.Transport).Clone()
@@ -217,7 +220,7 @@ func (t *meteredTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err := t.limiter.Wait(req.Context()); err != nil {
 		return nil, err
 	}
-	service := t.serviceOf(req.URL.String())
+	service := t.serviceOf(req.URL)
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
 	requestDuration.WithLabelValues(service, req.Method).Observe(time.Since(start).Seconds())
@@ -229,13 +232,18 @@ func (t *meteredTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return resp, err
 }
 
-func (t *meteredTransport) serviceOf(url string) string {
-	service, longest := "identity", 0 // token requests go to the auth URL, not a catalog endpoint
+// serviceOf names the service a request goes to: the type of the longest endpoint (of the catalog
+// or the auth URL) that the URL starts with, else the host and port it went to.
+func (t *meteredTransport) serviceOf(u *url.URL) string {
+	target, service, longest := u.String(), "", 0
 	t.services.Range(func(k, v any) bool {
-		if prefix := k.(string); len(prefix) > longest && strings.HasPrefix(url, prefix) {
+		if prefix := k.(string); len(prefix) > longest && strings.HasPrefix(target, prefix) {
 			service, longest = v.(string), len(prefix)
 		}
 		return true
 	})
+	if service == "" {
+		return u.Host
+	}
 	return service
 }

@@ -1,17 +1,22 @@
 package openstack
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/time/rate"
 )
 
-// TestMeteredTransport: every request is counted by service (longest endpoint prefix wins; token
-// requests count as identity), method and status code, and "error" when no answer came.
+// TestMeteredTransport: every request is counted by service (longest endpoint prefix wins; a URL
+// of no known endpoint by its host and port), method and status code, and "error" when no answer came.
 func TestMeteredTransport(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v2.0/missing" {
@@ -58,7 +63,77 @@ func TestMeteredTransport(t *testing.T) {
 	if d := before("network", "GET", "error") - errs; d != 1 {
 		t.Errorf("failed request counted %v times as error", d)
 	}
-	if got := tr.serviceOf("http://127.0.0.1:5000/v3/auth/tokens"); got != "identity" {
-		t.Errorf("token request counted as %q", got)
+	tr.services.Store("http://127.0.0.1:5000", "identity")
+	for target, want := range map[string]string{
+		"http://127.0.0.1:5000/v3/auth/tokens": "identity",
+		"http://127.0.0.1:5000/":               "identity",
+		// An endpoint of no catalog entry: counted by where it went, not as another service.
+		"http://127.0.0.1:8778/placement":  "127.0.0.1:8778",
+		"https://glance.example/v2/images": "glance.example",
+	} {
+		u, _ := url.Parse(target)
+		if got := tr.serviceOf(u); got != want {
+			t.Errorf("a request to %s counted as %q, want %q", target, got, want)
+		}
+	}
+}
+
+// TestClientsMetricServices: through real clients, a token request counts as identity (the auth
+// URL is known before any catalog), a catalog endpoint's requests as its service type, and the
+// version discovery that finds the endpoint (sent before it is known) by its host and port.
+func TestClientsMetricServices(t *testing.T) {
+	neutronMux := http.NewServeMux()
+	neutron := httptest.NewServer(neutronMux)
+	defer neutron.Close()
+	neutronMux.HandleFunc("GET /networking/{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"versions": [{"id": "v2.0", "status": "CURRENT"}]}`)
+	})
+	neutronMux.HandleFunc("GET /networking/v2.0/networks", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"networks": []}`)
+	})
+	keystone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v3/auth/tokens" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("X-Subject-Token", "token")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"token": {"expires_at": "2999-01-01T00:00:00Z", "catalog": [{"type": "network", "id": "n", "name": "neutron",
+			"endpoints": [{"id": "e", "interface": "public", "region": "RegionOne", "region_id": "RegionOne", "url": %q}]}]}}`, neutron.URL+"/networking")
+	}))
+	defer keystone.Close()
+	cloudsYAML := fmt.Sprintf(`clouds:
+  test:
+    region_name: RegionOne
+    auth:
+      auth_url: %s/v3
+      username: admin
+      password: secret
+      project_id: p
+      user_domain_id: default
+`, keystone.URL)
+	c := NewClients(func(context.Context) ([]byte, error) { return []byte(cloudsYAML), nil }, "test", 1000, 1000)
+
+	neutronHost := strings.TrimPrefix(neutron.URL, "http://")
+	count := func(service, method, code string) float64 {
+		return testutil.ToFloat64(requestsTotal.WithLabelValues(service, method, code))
+	}
+	tokens, discoveries, lists := count("identity", "POST", "201"), count(neutronHost, "GET", "200"), count("network", "GET", "200")
+	sc, err := c.Network(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := networks.List(sc, nil).AllPages(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := count("identity", "POST", "201") - tokens; d != 1 {
+		t.Errorf("token requests counted as identity: %v, want 1", d)
+	}
+	if d := count(neutronHost, "GET", "200") - discoveries; d != 1 {
+		t.Errorf("version discovery counted as %s: %v, want 1", neutronHost, d)
+	}
+	if d := count("network", "GET", "200") - lists; d != 1 {
+		t.Errorf("network list requests counted: %v, want 1", d)
 	}
 }

@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +28,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/testutil/chart"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -72,8 +75,31 @@ func TestDefaultKustomization(t *testing.T) {
 		t.Fatalf("kubectl kustomize config/default: %v", err)
 	}
 	kinds := map[string]int{}
-	for _, o := range apply(t, out) {
+	apply(t, out)
+	objs, err := chart.Decode(out) // as built: apply fills in what the server returned
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
 		kinds[o.GetKind()]++
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		}
+		if o.GetNamespace() != "" && o.GetNamespace() != "kupenstack-system" {
+			t.Errorf("%s %s goes to namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
+		}
+	}
+	checkCRDs(t, "config/default", crds) // every generated CRD, unchanged
+	checkRBAC(t, objs)
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			checkWritableTmp(t, &d)
+		}
 	}
 	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role",
 		"RoleBinding", "ServiceAccount", "Namespace", "Deployment", "Service"} {

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kupenstack/kupenstack/internal/testutil/chart"
+)
+
+// TestChartFlags feeds the Helm chart's Deployment (its args and environment, as the kubelet would
+// resolve them) through the operator's own flag parsing: every flag the chart passes must exist,
+// and every value must reach the option it is meant for.
+func TestChartFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		values map[string]any
+		want   options
+		debug  bool
+	}{
+		{"defaults", nil, options{
+			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
+			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
+			vmHealthPeriod: 30 * time.Second, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
+			apiQPS: 20, apiBurst: 40, chartCacheDir: "/tmp/kupenstack-charts",
+		}, false},
+		{"every value set", map[string]any{
+			"leaderElection": map[string]any{"enabled": false},
+			"cloud":          map[string]any{"secretName": "creds", "name": "prod"},
+			"resyncPeriod":   "90s", "vmHealthPeriod": "45s", "workers": 7, "lcm": "off", "logLevel": "debug",
+			"openstack":     map[string]any{"projectDomain": "d1", "projectRole": "r1", "qps": 5.5, "burst": 9},
+			"notifications": map[string]any{"existingSecret": "bus", "existingSecretKey": "amqpURL"},
+			"metrics":       map[string]any{"port": 9090},
+			"healthProbe":   map[string]any{"port": 9091},
+		}, options{
+			metricsAddr: ":9090", probeAddr: ":9091", leaderElect: false, leaderElectionNS: "ops",
+			cloudSecret: "ops/creds", cloudName: "prod", resyncPeriod: 90 * time.Second,
+			vmHealthPeriod: 45 * time.Second, workers: 7, lcm: "off", domainID: "d1", memberRole: "r1",
+			apiQPS: 5.5, apiBurst: 9, notificationsURL: "from Secret bus key amqpURL", chartCacheDir: "/tmp/kupenstack-charts",
+		}, true},
+		{"notifications URL in values", map[string]any{
+			"notifications": map[string]any{"url": "amqp://u:p@127.0.0.1:5672/"},
+		}, options{
+			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
+			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
+			vmHealthPeriod: 30 * time.Second, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
+			apiQPS: 20, apiBurst: 40, notificationsURL: "amqp://u:p@127.0.0.1:5672/", chartCacheDir: "/tmp/kupenstack-charts",
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args, env := managerCommand(t, tt.values)
+			fs := flag.NewFlagSet("kupenstack", flag.ContinueOnError)
+			fs.SetOutput(&strings.Builder{})
+			got, zapOpts, err := parseFlags(fs, args, func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatalf("the operator rejects the chart's args %q: %v", args, err)
+			}
+			if got != tt.want {
+				t.Errorf("options from the chart:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if zapOpts.Level == nil || zapOpts.Level.Enabled(zapcore.DebugLevel) != tt.debug {
+				t.Errorf("log level %v: debug enabled should be %v", zapOpts.Level, tt.debug)
+			}
+		})
+	}
+}
+
+func TestChartRefusesTwoNotificationURLs(t *testing.T) {
+	_, err := chart.Render("kupenstack", "ops", map[string]any{
+		"notifications": map[string]any{"url": "amqp://127.0.0.1/", "existingSecret": "bus"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("rendering with both notification settings: %v", err)
+	}
+}
+
+// managerCommand renders the chart into namespace "ops" and returns the manager container's args
+// and environment; a value from a Secret reads "from Secret NAME key KEY".
+func managerCommand(t *testing.T, values map[string]any) ([]string, map[string]string) {
+	t.Helper()
+	r, err := chart.Render("kupenstack", "ops", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployments := r.Find("Deployment")
+	if len(deployments) != 1 {
+		t.Fatalf("the chart renders %d Deployments", len(deployments))
+	}
+	var d struct {
+		Spec struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(deployments[0].Object, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != "manager" {
+			continue
+		}
+		if len(c.Command) > 0 {
+			t.Fatalf("the chart overrides the image's entrypoint: %q", c.Command)
+		}
+		env := map[string]string{}
+		for _, e := range c.Env {
+			switch {
+			case e.ValueFrom == nil:
+				env[e.Name] = e.Value
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+				env[e.Name] = "ops"
+			case e.ValueFrom.SecretKeyRef != nil:
+				env[e.Name] = "from Secret " + e.ValueFrom.SecretKeyRef.Name + " key " + e.ValueFrom.SecretKeyRef.Key
+			default:
+				t.Fatalf("environment variable %s: unexpected source %+v", e.Name, e.ValueFrom)
+			}
+		}
+		return c.Args, env
+	}
+	t.Fatal("the Deployment has no manager container")
+	return nil, nil
+}
+
+// TestChartValuesSchema: values the operator would refuse at start-up, or that would be silently
+// ignored (a misspelt key), fail at `helm install` instead (values.schema.json).
+func TestChartValuesSchema(t *testing.T) {
+	for _, bad := range []map[string]any{
+		{"lcm": "maybe"},
+		{"resyncPeriod": "soon"},
+		{"workers": 0},
+		{"logLevel": "verbose"},
+		{"replicas": 2},
+		{"cloud": map[string]any{"secret": "creds"}},
+	} {
+		if _, err := chart.Render("kupenstack", "ops", bad); err == nil {
+			t.Errorf("values %v accepted", bad)
+		}
+	}
+	if _, err := chart.Render("kupenstack", "ops", map[string]any{"resyncPeriod": "0", "vmHealthPeriod": "1h30m", "logLevel": 3}); err != nil {
+		t.Errorf("good values refused: %v", err)
+	}
+}

@@ -15,6 +15,9 @@ AIO_STATE_DIR ?= /var/lib/kupenstack/openstack-aio
 export AIO_STATE_DIR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
+# make render: the sample cloud through the fixture charts unless told otherwise.
+RENDER_FILES ?= config/samples/lcm/cloud.yaml
+RENDER_CHARTS ?= test/fixtures/charts
 # The environment every real test needs: the envtest binaries and the all-in-one cloud.
 TEST_ENV := KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) OS_CLIENT_CONFIG_FILE=$(AIO_STATE_DIR)/clouds.yaml OS_CLOUD=aio \
 	KUPENSTACK_NOTIFICATIONS_URL=amqp://guest:guest@127.0.0.1:5672/
@@ -121,3 +124,7 @@ cluster-down: ## Stop what cluster-up started and delete its state.
 .PHONY: clean
 clean: ## Remove bin/ (the built tools stay cached in ~/.cache/kupenstack).
 	rm -rf $(BIN)
+
+.PHONY: render
+render: ## Render what the life-cycle would deploy (RENDER_FILES, RENDER_CHARTS), no cluster needed.
+	go run ./cmd/kupenstack render $(foreach f,$(RENDER_FILES),-f $(f)) $(if $(RENDER_CHARTS),--charts $(RENDER_CHARTS)) $(if $(RENDER_OUT),--out $(RENDER_OUT))

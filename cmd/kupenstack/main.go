@@ -105,6 +105,16 @@ func (o options) cloudSecretKey() (types.NamespacedName, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "render" {
+		if err := runRender(os.Args[2:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return
+			}
+			fmt.Fprintln(os.Stderr, "kupenstack:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "kupenstack:", err)
 		os.Exit(1)

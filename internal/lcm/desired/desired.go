@@ -23,9 +23,23 @@ func Render(ctx context.Context, c client.Reader, cfg *kupenstackv1.KupenstackCo
 	return values.Render(*in)
 }
 
-// GatherInput reads the profiles a configuration names into a rendering input. A missing profile
-// is an error that names it.
+// ProfileLookup returns the spec of the profile at key, or an error (NotFound when missing).
+type ProfileLookup func(key types.NamespacedName) (*kupenstackv1.OpenstackCloudConfigurationProfileSpec, error)
+
+// GatherInput reads the profiles a configuration names from the API server into a rendering
+// input. A missing profile is an error that names it.
 func GatherInput(ctx context.Context, c client.Reader, cfg *kupenstackv1.KupenstackConfiguration) (*values.Input, error) {
+	return Input(cfg, func(key types.NamespacedName) (*kupenstackv1.OpenstackCloudConfigurationProfileSpec, error) {
+		var p kupenstackv1.OpenstackCloudConfigurationProfile
+		if err := c.Get(ctx, key, &p); err != nil {
+			return nil, err
+		}
+		return &p.Spec, nil
+	})
+}
+
+// Input builds the rendering input of a configuration, looking each profile up once.
+func Input(cfg *kupenstackv1.KupenstackConfiguration, lookup ProfileLookup) (*values.Input, error) {
 	profiles := map[types.NamespacedName]*kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	get := func(ref kupenstackv1.ProfileReference) (*kupenstackv1.OpenstackCloudConfigurationProfileSpec, error) {
 		key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
@@ -35,15 +49,15 @@ func GatherInput(ctx context.Context, c client.Reader, cfg *kupenstackv1.Kupenst
 		if p, ok := profiles[key]; ok {
 			return p, nil
 		}
-		var p kupenstackv1.OpenstackCloudConfigurationProfile
-		if err := c.Get(ctx, key, &p); err != nil {
+		p, err := lookup(key)
+		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil, fmt.Errorf("profile %s not found", key)
 			}
 			return nil, err
 		}
-		profiles[key] = &p.Spec
-		return &p.Spec, nil
+		profiles[key] = p
+		return p, nil
 	}
 	def, err := get(cfg.Spec.DefaultProfile)
 	if err != nil {

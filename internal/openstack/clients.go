@@ -39,6 +39,18 @@ func init() { metrics.Registry.MustRegister(requestsTotal, requestDuration) }
 // CredentialSource returns the current clouds.yaml; the cached clients are rebuilt when it changes.
 type CredentialSource func(ctx context.Context) ([]byte, error)
 
+// AuthError is a failure to get a token, as opposed to a failure of the service a client was
+// asked for: the validation agent tells the two apart.
+type AuthError struct {
+	Cloud string
+	Err   error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("authenticating to cloud %q: %v", e.Cloud, e.Err)
+}
+func (e *AuthError) Unwrap() error { return e.Err }
+
 // Clients hands out authenticated gophercloud service clients: admin ones for cloud-wide work
 // (Keystone projects, flavors) and ones scoped to a single project, so that everything a namespace
 // creates is owned by that namespace's project. Provider clients are cached per project and
@@ -100,7 +112,7 @@ func (c *Clients) connect(ctx context.Context, cloud *cloudconfig.Cloud, auth go
 	}
 	provider.HTTPClient = http.Client{Transport: transport, Timeout: 2 * time.Minute}
 	if err := gcopenstack.Authenticate(ctx, provider, auth); err != nil {
-		return nil, fmt.Errorf("authenticating to cloud %q: %w", cloud.Name, err)
+		return nil, &AuthError{Cloud: cloud.Name, Err: err}
 	}
 	return provider, nil
 }

@@ -135,12 +135,29 @@ func ProbeAll(ctx context.Context, clients *openstack.Clients, timeout time.Dura
 }
 
 // Probe runs one service's probe within timeout.
-func Probe(ctx context.Context, clients *openstack.Clients, s Service, timeout time.Duration, expected bool) Result {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func Probe(outer context.Context, clients *openstack.Clients, s Service, timeout time.Duration, expected bool) Result {
+	ctx, cancel := context.WithTimeout(outer, timeout)
 	defer cancel()
 	start := time.Now()
 	r := Result{Service: s, Time: start}
-	r.Reason, r.Message = probe(ctx, clients, s, timeout, expected)
+	verdict := make(chan [2]string, 1)
+	go func() {
+		reason, message := probe(ctx, clients, s, timeout, expected)
+		verdict <- [2]string{reason, message}
+	}()
+	// gophercloud's version discovery, run when a service client is built, takes no context: a
+	// hung service holds it until the HTTP client's own timeout. The probe waits for it only a
+	// little longer than for calls that honour ctx, which give their own, more precise verdict.
+	giveUp := time.NewTimer(timeout + max(timeout/5, time.Second))
+	defer giveUp.Stop()
+	select {
+	case v := <-verdict:
+		r.Reason, r.Message = v[0], v[1]
+	case <-giveUp.C:
+		r.Reason, r.Message = ReasonTimeout, fmt.Sprintf("%s (%s): no answer within %s", s.Name, s.Type, timeout)
+	case <-outer.Done():
+		r.Reason, r.Message = ReasonError, "probe cancelled"
+	}
 	r.Latency = time.Since(start)
 	r.Healthy = r.Reason == ReasonHealthy
 	return r

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -212,7 +213,10 @@ func classify(ctx context.Context, err error, timeout time.Duration) (reason, de
 	switch {
 	// The probe's own deadline, wherever it struck (the rate limiter gives up early, unwrapped).
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded,
-		errors.As(err, &netErr) && netErr.Timeout():
+		errors.As(err, &netErr) && netErr.Timeout(),
+		// The operator's rate limiter refuses early, with an unwrapped error, a wait that would
+		// outlast the deadline.
+		strings.Contains(err.Error(), "would exceed context deadline"):
 		return ReasonTimeout, fmt.Sprintf("no answer within %s", timeout)
 	case errors.As(err, &coded):
 		code := coded.GetStatusCode()

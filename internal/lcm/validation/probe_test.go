@@ -19,13 +19,13 @@ import (
 type fault int
 
 const (
-	answer      fault = iota // a valid, empty list
-	status401                // the token is refused, also after re-authentication
-	status503                // the service is down behind its proxy
-	hang                     // no answer until the client gives up, version discovery included
-	hangList                 // version discovery answers, the list call does not
-	refused                  // the catalog points at a closed port
-	notInCatalog             // the catalog has no entry
+	answer       fault = iota // a valid, empty list
+	status401                 // the token is refused, also after re-authentication
+	status503                 // the service is down behind its proxy
+	hang                      // no answer until the client gives up, version discovery included
+	hangList                  // version discovery answers, the list call does not
+	refused                   // the catalog points at a closed port
+	notInCatalog              // the catalog has no entry
 )
 
 // faultCloud is a loopback Keystone with a catalog of the five other services, all served by

@@ -165,11 +165,16 @@ type KupenstackConfigurationStatus struct {
 	// +listMapKey=name
 	// +optional
 	Components []ComponentStatus `json:"components,omitempty"`
-	// Conditions: Ready, Progressing, Degraded.
+	// Conditions: Ready, Progressing, Degraded; ServicesHealthy from the validation agent.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Services is the validation agent's verdict on each OpenStack service (see docs/lcm.md).
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Services []ServiceHealth `json:"services,omitempty"`
 }
 
 // KupenstackConfiguration is the cloud's life-cycle configuration: which OpenStack release to
@@ -184,7 +189,9 @@ type KupenstackConfigurationStatus struct {
 // +kubebuilder:printcolumn:name="Components",type=string,JSONPath=`.status.readyComponents`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Services",type=string,JSONPath=`.status.conditions[?(@.type=="ServicesHealthy")].status`
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.defaultProfile.name`,priority=1
+// +kubebuilder:printcolumn:name="Service Health",type=string,JSONPath=`.status.conditions[?(@.type=="ServicesHealthy")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type KupenstackConfiguration struct {
 	metav1.TypeMeta   `json:",inline"`

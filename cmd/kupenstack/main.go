@@ -19,6 +19,7 @@ import (
 
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/controller/lcm"
+	"github.com/kupenstack/kupenstack/internal/lcm/validation"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 )
@@ -32,6 +33,7 @@ type options struct {
 	cloudSecret, cloudName string
 	resyncPeriod           time.Duration
 	vmHealthPeriod         time.Duration
+	validationPeriod       time.Duration
 	workers                int
 	notificationsURL       string
 	lcm                    string
@@ -65,6 +67,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"default period of the drift check of OpenStack resources; 0 turns it off [KUPENSTACK_RESYNC_PERIOD]")
 	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration(getenv, "KUPENSTACK_VM_HEALTH_PERIOD", 30*time.Second),
 		"how often the servers of each project are listed to find failed or vanished VMs [KUPENSTACK_VM_HEALTH_PERIOD]")
+	fs.DurationVar(&o.validationPeriod, "validation-period", envDuration(getenv, "KUPENSTACK_VALIDATION_PERIOD", time.Minute),
+		"how often the validation agent probes each OpenStack service; 0 turns it off [KUPENSTACK_VALIDATION_PERIOD]")
 	fs.StringVar(&o.domainID, "project-domain", env("KUPENSTACK_PROJECT_DOMAIN", "default"),
 		"ID of the Keystone domain in which namespaces' projects are created [KUPENSTACK_PROJECT_DOMAIN]")
 	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
@@ -159,6 +163,16 @@ func run() error {
 		LCMOptions: lcm.Options{CloudSecret: key, CloudName: opts.cloudName, ChartCacheDir: opts.chartCacheDir},
 	}); err != nil {
 		return err
+	}
+	if opts.validationPeriod > 0 {
+		// With or without the life-cycle controllers: an existing cloud is probed too.
+		if err := mgr.Add(&validation.Agent{
+			Clients: clients, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(),
+			Recorder: mgr.GetEventRecorder(validation.Name), Period: opts.validationPeriod,
+			Log: ctrl.Log.WithName(validation.Name),
+		}); err != nil {
+			return fmt.Errorf("adding the validation agent: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

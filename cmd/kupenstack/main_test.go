@@ -17,12 +17,17 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{"defaults", nil, nil, func(o options) bool {
 			return o.cloudSecret == "kupenstack-system/kupenstack-cloud" && o.cloudName == "openstack" &&
-				o.resyncPeriod == 10*time.Minute && o.vmHealthPeriod == 30*time.Second && !o.leaderElect && o.memberRole == "member"
+				o.resyncPeriod == 10*time.Minute && o.vmHealthPeriod == 30*time.Second && !o.leaderElect && o.memberRole == "member" &&
+				o.validationPeriod == time.Minute
 		}, ""},
 		{"environment", nil, map[string]string{"KUPENSTACK_CLOUD_SECRET": "ops/creds", "KUPENSTACK_CLOUD": "prod",
 			"KUPENSTACK_RESYNC_PERIOD": "90s", "KUPENSTACK_LEADER_ELECT": "true"}, func(o options) bool {
 			return o.cloudSecret == "ops/creds" && o.cloudName == "prod" && o.resyncPeriod == 90*time.Second && o.leaderElect
 		}, ""},
+		{"validation agent off", nil, map[string]string{"KUPENSTACK_VALIDATION_PERIOD": "0"},
+			func(o options) bool { return o.validationPeriod == 0 }, ""},
+		{"validation period flag", []string{"--validation-period=15s"}, nil,
+			func(o options) bool { return o.validationPeriod == 15*time.Second }, ""},
 		{"flags win over environment", []string{"--cloud=flag"}, map[string]string{"KUPENSTACK_CLOUD": "env"},
 			func(o options) bool { return o.cloudName == "flag" }, ""},
 		{"bad resync period in environment falls back", nil, map[string]string{"KUPENSTACK_RESYNC_PERIOD": "soon"},

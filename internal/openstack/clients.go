@@ -39,6 +39,18 @@ func init() { metrics.Registry.MustRegister(requestsTotal, requestDuration) }
 // CredentialSource returns the current clouds.yaml; the cached clients are rebuilt when it changes.
 type CredentialSource func(ctx context.Context) ([]byte, error)
 
+// AuthError is a failure to get a token, as opposed to a failure of the service a client was
+// asked for: the validation agent tells the two apart.
+type AuthError struct {
+	Cloud string
+	Err   error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("authenticating to cloud %q: %v", e.Cloud, e.Err)
+}
+func (e *AuthError) Unwrap() error { return e.Err }
+
 // Clients hands out authenticated gophercloud service clients: admin ones for cloud-wide work
 // (Keystone projects, flavors) and ones scoped to a single project, so that everything a namespace
 // creates is owned by that namespace's project. Provider clients are cached per project and
@@ -85,22 +97,22 @@ func (c *Clients) refresh(ctx context.Context) error {
 	return nil
 }
 
-func (c *Clients) connect(ctx context.Context, auth gophercloud.AuthOptions) (*gophercloud.ProviderClient, error) {
+func (c *Clients) connect(ctx context.Context, cloud *cloudconfig.Cloud, auth gophercloud.AuthOptions) (*gophercloud.ProviderClient, error) {
 	provider, err := gcopenstack.NewClient(auth.IdentityEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("cloud %q: %w", c.cloud.Name, err)
+		return nil, fmt.Errorf("cloud %q: %w", cloud.Name, err)
 	}
 	// Token requests and version discovery go to the auth URL, which need not be in the catalog.
 	c.transport.services.Store(strings.TrimSuffix(provider.IdentityBase, "/"), "identity")
 	transport := c.transport
-	if c.cloud.TLS != nil {
+	if cloud.TLS != nil {
 		base := http.DefaultTransport.(*http.Transport).Clone()
-		base.TLSClientConfig = c.cloud.TLS
+		base.TLSClientConfig = cloud.TLS
 		transport = &meteredTransport{next: base, limiter: c.transport.limiter, services: c.transport.services}
 	}
 	provider.HTTPClient = http.Client{Transport: transport, Timeout: 2 * time.Minute}
 	if err := gcopenstack.Authenticate(ctx, provider, auth); err != nil {
-		return nil, fmt.Errorf("authenticating to cloud %q: %w", c.cloud.Name, err)
+		return nil, &AuthError{Cloud: cloud.Name, Err: err}
 	}
 	return provider, nil
 }
@@ -114,7 +126,7 @@ func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.
 	}
 	if projectID == "" {
 		if c.admin == nil {
-			p, err := c.connect(ctx, c.cloud.Auth)
+			p, err := c.connect(ctx, c.cloud, c.cloud.Auth)
 			if err != nil {
 				return nil, err
 			}
@@ -130,12 +142,28 @@ func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.
 	// the namespace's project instead of the credentials' own.
 	auth.TenantID, auth.TenantName = "", ""
 	auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
-	p, err := c.connect(ctx, auth)
+	p, err := c.connect(ctx, c.cloud, auth)
 	if err != nil {
 		return nil, err
 	}
 	c.projects[projectID] = p
 	return p, nil
+}
+
+// IssueToken authenticates anew with the credentials, without touching the cached clients, and
+// returns the identity endpoint it used: it proves that Keystone issues tokens right now, which
+// the cached clients (whose tokens last hours) cannot tell.
+func (c *Clients) IssueToken(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	err := c.refresh(ctx)
+	cloud := c.cloud
+	c.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	// Outside the lock: a slow Keystone must not hold up the controllers' cached clients.
+	_, err = c.connect(ctx, cloud, cloud.Auth)
+	return cloud.Auth.IdentityEndpoint, err
 }
 
 // Forget drops the cached client of a project, e.g. after the project was deleted.
@@ -207,6 +235,11 @@ func (c *Clients) Image(ctx context.Context, projectID string) (*gophercloud.Ser
 // BlockStorage is the Cinder (v3) client scoped to projectID.
 func (c *Clients) BlockStorage(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
 	return c.serviceClient(ctx, projectID, "block-storage", gcopenstack.NewBlockStorageV3)
+}
+
+// Placement is the Placement client with the admin scope.
+func (c *Clients) Placement(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, "", "placement", gcopenstack.NewPlacementV1)
 }
 
 // meteredTransport rate-limits every request and records its metrics.

@@ -104,7 +104,11 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if equality.Semantic.DeepEqual(before.Status, cfg.Status) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &cfg, client.MergeFrom(before)))
+	// Optimistic: the validation agent writes conditions of this status too, and a merge patch
+	// replaces the whole conditions list, so a patch made from a stale cache must fail (and be
+	// retried) rather than drop the agent's condition.
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &cfg, patch))
 }
 
 // syncNodes makes the OpenstackNode objects match nodes: create, update the spec, delete the rest.

@@ -7,16 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
@@ -270,13 +274,67 @@ func TestCloudLifecycle(t *testing.T) {
 		_ = readyAt
 	})
 
+	t.Run("releases left pending by a crash are recovered without duplicates", func(t *testing.T) {
+		store := helmStorage(t)
+		// keystone: a crash during an upgrade leaves a pending-upgrade revision on top.
+		last, err := store.Last("keystone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending := *last
+		pending.Info = &release.Info{Status: release.StatusPendingUpgrade, Description: "Upgrade in progress"}
+		pending.Version = last.Version + 1
+		if err := store.Create(&pending); err != nil {
+			t.Fatal(err)
+		}
+		// horizon: a crash right after Helm recorded the first install.
+		ch, err := (&helm.ChartLoader{}).Load(helm.Source{LocalPath: fixtureCharts(t)}, "horizon", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Create(&release.Release{Name: "horizon", Namespace: cloudNS, Version: 1, Chart: ch,
+			Info: &release.Info{Status: release.StatusPendingInstall, Description: "Install in progress"}}); err != nil {
+			t.Fatal(err)
+		}
+		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.OptionalComponents = []string{"horizon"} })
+
+		waitAllReady(t, append(slices.Clone(core), "horizon")...)
+		eventually(t, time.Minute, func() error {
+			for name, want := range map[string]int{"keystone": pending.Version + 1, "horizon": 1} {
+				h, err := store.History(name)
+				if err != nil {
+					return err
+				}
+				deployed := 0
+				for _, r := range h {
+					if r.Info.Status == release.StatusDeployed {
+						deployed++
+					}
+					if r.Info.Status.IsPending() {
+						return fmt.Errorf("%s revision %d still %s", name, r.Version, r.Info.Status)
+					}
+				}
+				if newest := h[len(h)-1]; deployed != 1 || newest.Version != want || newest.Info.Status != release.StatusDeployed {
+					return fmt.Errorf("%s: %d deployed revisions, newest %d %s; want exactly one, revision %d", name, deployed, newest.Version, newest.Info.Status, want)
+				}
+			}
+			return nil
+		})
+		unlocked, _ := componentEvents(t, "ReleaseUnlocked")
+		for _, n := range []string{"keystone", "horizon"} {
+			if unlocked[n].IsZero() {
+				t.Errorf("%s: no ReleaseUnlocked event", n)
+			}
+		}
+	})
+
 	t.Run("the configuration summarises the components", func(t *testing.T) {
 		eventually(t, time.Minute, func() error {
 			var got kupenstackv1.KupenstackConfiguration
 			if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
 				return err
 			}
-			if want := fmt.Sprintf("%d/%d", len(core), len(core)); got.Status.ReadyComponents != want {
+			if want := fmt.Sprintf("%d/%d", len(core)+1, len(core)+1); got.Status.ReadyComponents != want {
 				return fmt.Errorf("readyComponents %q, want %q", got.Status.ReadyComponents, want)
 			}
 			return nil
@@ -293,5 +351,13 @@ func conditionOf(c kupenstackv1.OpenstackComponent, typ string) metav1.Condition
 	return metav1.Condition{}
 }
 
-var _ = slices.Contains[[]string]
-var _ = ptr.To[int]
+// helmStorage reads and writes the Helm release records of the cloud's namespace, as the helm
+// CLI would.
+func helmStorage(t *testing.T) *storage.Storage {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(cloudNS)))
+}

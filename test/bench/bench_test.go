@@ -111,8 +111,10 @@ func enabled(phase string) bool {
 	return phases == "" || strings.Contains(","+phases+",", ","+phase+",")
 }
 
-// runID keeps this run's names apart from leftovers of a killed one.
-var runID = strconv.FormatInt(time.Now().Unix()%1000000, 10)
+// runID keeps this run's names (and so its Keystone projects and key pairs, named after them)
+// apart from leftovers of a killed run and from a run started in the same second: the process ID
+// is part of it.
+var runID = strconv.FormatInt(time.Now().Unix()%100000, 10) + strconv.Itoa(os.Getpid()%1000)
 
 // TestBench runs every benchmark in turn and writes the report, also when one of them fails.
 func TestBench(t *testing.T) {

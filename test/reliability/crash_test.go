@@ -1,7 +1,9 @@
 // Package reliability runs the operator as a real process, with only the permissions of its
-// ClusterRole, against a real API server and the all-in-one cloud, and SIGKILLs it at random
-// moments (seeded, reported) while objects are created and deleted. After the last restart
-// nothing may be duplicated in OpenStack, nothing left behind, and everything must converge.
+// ClusterRole, against a real API server and the all-in-one cloud, and makes things go wrong
+// while objects are created and deleted: it SIGKILLs the operator at random moments (seeded,
+// reported), fails OpenStack's answers through a proxy (faults_test.go), and stops Neutron.
+// Afterwards nothing may be duplicated in OpenStack, nothing left behind, and everything must
+// converge.
 package reliability
 
 import (

@@ -115,7 +115,10 @@ func benchScale(t *testing.T, cl *cloud, rep *report) {
 			for _, o := range items {
 				if at, ok := readySince(o); ok {
 					ready++
-					latencies = append(latencies, at.Sub(o.GetCreationTimestamp().Time))
+					// Not the first object of each namespace, made before the clock started.
+					if created := o.GetCreationTimestamp().Time; !created.Before(start.Truncate(time.Second)) {
+						latencies = append(latencies, at.Sub(created))
+					}
 				}
 			}
 		}

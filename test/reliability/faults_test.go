@@ -136,7 +136,7 @@ func waitReady(t *testing.T, limit time.Duration, objs []generic.Object) {
 	})
 }
 
-// checkExactlyOne asserts that each object has one OpenStack resource (want 1) or none (want 0).
+// checkCount asserts that each object has exactly want OpenStack resources (1, or 0 after deletion).
 func checkCount(t *testing.T, c cloud, project string, objs []generic.Object, want int) {
 	t.Helper()
 	for _, o := range objs {
@@ -150,8 +150,8 @@ func checkCount(t *testing.T, c cloud, project string, objs []generic.Object, wa
 	}
 }
 
-// deleteAll deletes objs and the namespace's Project, waiting until all are gone.
-func deleteAll(t *testing.T, ns string, objs []generic.Object) {
+// deleteAll deletes objs, waiting until all are gone.
+func deleteAll(t *testing.T, objs []generic.Object) {
 	t.Helper()
 	for _, o := range objs {
 		if err := env.Client.Delete(env.Ctx, o); client.IgnoreNotFound(err) != nil {
@@ -288,7 +288,7 @@ func TestOpenStackFaults(t *testing.T) {
 	waitReady(t, 15*time.Minute, all)
 	t.Logf("everything Ready %s after the faults stopped", time.Since(stopped).Round(time.Second))
 	checkCount(t, c, project, all, 1)
-	deleteAll(t, ns, all)
+	deleteAll(t, all)
 	checkCount(t, c, project, all, 0)
 	deleteProject(t, ns)
 	if exits := op.crashed(); len(exits) > 0 {
@@ -370,7 +370,7 @@ func TestNeutronDown(t *testing.T) {
 	waitReady(t, 15*time.Minute, all)
 	t.Logf("everything Ready %s after Neutron came back", time.Since(back).Round(time.Second))
 	checkCount(t, c, project, all, 1)
-	deleteAll(t, ns, all)
+	deleteAll(t, all)
 	checkCount(t, c, project, all, 0)
 	deleteProject(t, ns)
 	if exits := op.crashed(); len(exits) > 0 {

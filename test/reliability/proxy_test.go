@@ -51,10 +51,8 @@ func (f fault) String() string {
 
 // hit is one request seen by the proxy.
 type hit struct {
-	at       time.Time
-	service  string
-	method   string
-	injected bool
+	at      time.Time
+	service string
 }
 
 // faultProxy is a loopback proxy in front of the all-in-one cloud's APIs. It forwards Keystone
@@ -175,7 +173,7 @@ func (p *faultProxy) serve(w http.ResponseWriter, r *http.Request, upstream, ser
 	if p.faultOn[service] {
 		f = p.fault
 	}
-	p.hits = append(p.hits, hit{at: time.Now(), service: service, method: r.Method, injected: f != fault{}})
+	p.hits = append(p.hits, hit{at: time.Now(), service: service})
 	p.mu.Unlock()
 
 	if f.delay > 0 {

@@ -74,7 +74,7 @@ test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, starte
 	@$(MAKE) --no-print-directory fuzz
 
 .PHONY: test-reliability
-test-reliability: ## The SIGKILL crash-safety test alone (make test runs it too).
+test-reliability: ## The reliability suite alone: SIGKILLs, OpenStack faults through a proxy, Neutron stopped 60 s (make test runs it too).
 	hack/prepare-tests.sh
 	KUPENSTACK_E2E=required $(TEST_ENV) go test -count=1 -v -timeout 30m ./test/reliability/
 

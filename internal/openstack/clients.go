@@ -65,7 +65,13 @@ type Clients struct {
 	cloud    *cloudconfig.Cloud
 	admin    *gophercloud.ProviderClient
 	projects map[string]*gophercloud.ProviderClient
+	// services are the service clients built so far: building one costs a request (gophercloud
+	// asks an unversioned endpoint such as Neutron's or Glance's for its versions), which would
+	// otherwise double the cost of every list and get.
+	services map[serviceKey]*gophercloud.ServiceClient
 }
+
+type serviceKey struct{ projectID, service string }
 
 // NewClients returns a client factory for the cloud called cloudName in the clouds.yaml that
 // source returns; requests are limited to qps per second on average (bursts of burst).
@@ -75,6 +81,7 @@ func NewClients(source CredentialSource, cloudName string, qps float64, burst in
 		cloudName: cloudName,
 		transport: &meteredTransport{next: http.DefaultTransport, limiter: rate.NewLimiter(rate.Limit(qps), burst), services: &sync.Map{}},
 		projects:  map[string]*gophercloud.ProviderClient{},
+		services:  map[serviceKey]*gophercloud.ServiceClient{},
 	}
 }
 
@@ -94,6 +101,7 @@ func (c *Clients) refresh(ctx context.Context) error {
 	}
 	c.cloud, c.credHash, c.admin = cloud, sum, nil
 	clear(c.projects)
+	clear(c.services)
 	return nil
 }
 
@@ -171,6 +179,11 @@ func (c *Clients) Forget(projectID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.projects, projectID)
+	for k := range c.services {
+		if k.projectID == projectID {
+			delete(c.services, k)
+		}
+	}
 }
 
 func (c *Clients) endpointOpts() gophercloud.EndpointOpts {
@@ -187,12 +200,23 @@ func (c *Clients) serviceClient(ctx context.Context, projectID, service string,
 	if err != nil {
 		return nil, err
 	}
-	sc, err := build(p, c.endpointOpts())
-	if err != nil {
-		return nil, fmt.Errorf("finding the %s endpoint: %w", service, err)
+	key := serviceKey{projectID, service}
+	c.mu.Lock()
+	cached, ok := c.services[key]
+	c.mu.Unlock()
+	if !ok || cached.ProviderClient != p { // none yet, or the provider was replaced since
+		// Built without the lock: the version request may take long on a loaded cloud.
+		if cached, err = build(p, c.endpointOpts()); err != nil {
+			return nil, fmt.Errorf("finding the %s endpoint: %w", service, err)
+		}
+		c.transport.services.Store(strings.TrimSuffix(cached.Endpoint, "/"), service)
+		c.mu.Lock()
+		c.services[key] = cached
+		c.mu.Unlock()
 	}
-	c.transport.services.Store(strings.TrimSuffix(sc.Endpoint, "/"), service)
-	return sc, nil
+	// A copy: callers set per-request fields such as Microversion.
+	sc := *cached
+	return &sc, nil
 }
 
 // AdminIdentity is the Keystone client with the credentials' own (admin) scope.

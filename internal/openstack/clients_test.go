@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/time/rate"
@@ -135,5 +136,59 @@ func TestClientsMetricServices(t *testing.T) {
 	}
 	if d := count("network", "GET", "200") - lists; d != 1 {
 		t.Errorf("network list requests counted: %v, want 1", d)
+	}
+}
+
+// TestServiceClientBuiltOncePerProvider: gophercloud asks an unversioned endpoint (Neutron's,
+// Glance's) for its versions each time a service client is built; the clients are kept, so
+// that every list and get does not cost a second request. A copy is handed out each time.
+func TestServiceClientBuiltOncePerProvider(t *testing.T) {
+	var mu sync.Mutex
+	discoveries := 0
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v3/auth/tokens":
+			w.Header().Set("X-Subject-Token", "token")
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"token":{"expires_at":"2099-01-01T00:00:00.000000Z","methods":["password"],
+				"user":{"id":"u","name":"admin","domain":{"id":"default","name":"Default"}},
+				"project":{"id":"p","name":"admin","domain":{"id":"default","name":"Default"}},
+				"catalog":[{"type":"network","name":"neutron","id":"n","endpoints":[
+					{"id":"e","interface":"public","region":"RegionOne","region_id":"RegionOne","url":"%s/network"}]}]}}`, srv.URL)
+		case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/network":
+			mu.Lock()
+			discoveries++
+			mu.Unlock()
+			fmt.Fprintf(w, `{"versions":[{"id":"v2.0","status":"CURRENT","links":[{"href":"%s/network/v2.0/","rel":"self"}]}]}`, srv.URL)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	clouds := fmt.Sprintf(`clouds:
+  test:
+    auth: {auth_url: "%s/v3", username: admin, password: secret, project_name: admin, user_domain_name: Default, project_domain_name: Default}
+    region_name: RegionOne
+    interface: public
+    identity_api_version: 3
+`, srv.URL)
+	c := NewClients(func(context.Context) ([]byte, error) { return []byte(clouds), nil }, "test", 100, 100)
+	var first *gophercloud.ServiceClient
+	for i := range 3 {
+		sc, err := c.Network(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = sc
+			sc.Microversion = "changed by a caller"
+		} else if sc == first || sc.Microversion != "" {
+			t.Fatalf("call %d: the same client as before or its caller's changes (%q)", i+1, sc.Microversion)
+		}
+	}
+	if discoveries != 1 {
+		t.Fatalf("%d version requests for 3 clients of one provider, want 1", discoveries)
 	}
 }

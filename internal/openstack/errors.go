@@ -31,6 +31,11 @@ const (
 // RejectedRetryInterval is how long a rejected request waits before it is tried again.
 const RejectedRetryInterval = 2 * time.Minute
 
+// TransientRetryMax caps the exponential backoff of transient errors. The work queue's own cap
+// (1000 s) would leave an object that failed through a few minutes of outage waiting up to a
+// quarter of an hour after OpenStack is back: longer than a rejected request waits.
+const TransientRetryMax = time.Minute
+
 // Classify sorts an error from an OpenStack call and gives the delay before retrying it (0:
 // use the work queue's exponential backoff).
 func Classify(err error) (ErrorClass, time.Duration) {

@@ -108,11 +108,17 @@ func envDuration(name string, def time.Duration) time.Duration {
 }
 
 func enabled(phase string) bool {
-	return phases == "" || strings.Contains(","+phases+",", ","+phase+",")
+	return phases == "" || chosen(phase)
 }
 
-// runID keeps this run's names apart from leftovers of a killed one.
-var runID = strconv.FormatInt(time.Now().Unix()%1000000, 10)
+// chosen says whether BENCH_PHASES names phase: the scale phase runs only then (10,000 objects
+// take longer than the rest together).
+func chosen(phase string) bool { return strings.Contains(","+phases+",", ","+phase+",") }
+
+// runID keeps this run's names (and so its Keystone projects and key pairs, named after them)
+// apart from leftovers of a killed run and from a run started in the same second: the process ID
+// is part of it.
+var runID = strconv.FormatInt(time.Now().Unix()%100000, 10) + strconv.Itoa(os.Getpid()%1000)
 
 // TestBench runs every benchmark in turn and writes the report, also when one of them fails.
 func TestBench(t *testing.T) {
@@ -128,6 +134,9 @@ func TestBench(t *testing.T) {
 	}
 	if enabled("idle") {
 		t.Run("idle", func(t *testing.T) { benchIdle(t, cl, rep) })
+	}
+	if chosen("scale") {
+		t.Run("scale", func(t *testing.T) { benchScale(t, cl, rep) })
 	}
 }
 

@@ -98,6 +98,7 @@ type report struct {
 	convergence *convergenceResult
 	heal        *healResult
 	idle        []idleRow
+	scale       *scaleResult
 }
 
 func newReport() *report { return &report{started: time.Now()} }
@@ -212,6 +213,40 @@ func (r *report) write(b *bytes.Buffer, failed bool) {
 		for _, row := range r.idle {
 			p("- %d objects: %s", row.objects, row.requests)
 		}
+	}
+	r.writeScale(p)
+}
+
+func (r *report) writeScale(p func(string, ...any)) {
+	s := r.scale
+	if s == nil || s.ready == 0 {
+		return
+	}
+	p("\n### 4. Scale: %d objects (%d Networks, %d KeyPairs) in %d namespaces (= projects), created at once\n", s.objects, s.networks, s.objects-s.networks, scaleNamespaces)
+	if s.limitHit {
+		p("**Cut by BENCH_SCALE_LIMIT (%s): %d of %d objects were Ready.**\n", scaleLimit, s.ready, s.objects)
+	}
+	p("| objects Ready | created in the API server | create → all Ready | create → Ready per object: median / p99 / max | peak process RSS | Go heap at the end | target RSS ≤ 200 MiB | met |")
+	p("| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+	p("| %d of %d | %s | %s | %s / %s / %s | %.0f MiB | %.0f MiB | ≤ 200 MiB | %s |", s.ready, s.objects, fmtDur(s.createDuration), fmtDur(s.toReady),
+		fmtDur(s.readyMedian), fmtDur(s.readyP99), fmtDur(s.readyMax), s.peakRSSMiB, s.heapMiB, yesNo(s.peakRSSMiB <= 200))
+	p("\nReconcile passes while converging (controller-runtime's `controller_runtime_reconcile_time_seconds`; quantiles are bucket upper bounds):\n")
+	p("| controller | passes | mean | p50 ≤ | p99 ≤ |")
+	p("| --- | ---: | ---: | ---: | ---: |")
+	for _, name := range slices.Sorted(maps.Keys(s.reconcile)) {
+		h := s.reconcile[name]
+		p("| %s | %d | %.3f s | %g s | %g s |", name, h.count, h.sum/float64(h.count), h.quantile(0.5), h.quantile(0.99))
+	}
+	p("\nThe operator's OpenStack requests while converging: %s", s.requestsDuringConverge)
+	if row := s.idle; row != nil {
+		per := func(v float64) float64 { return v / measuredPeriods }
+		var byKind []string
+		for _, k := range slices.Sorted(maps.Keys(row.lists)) {
+			byKind = append(byKind, fmt.Sprintf("%s %.1f", k, per(row.lists[k])))
+		}
+		p("\nSteady state afterwards, over %d resync periods (%s): drift-check lists per period %s (%d projects); all OpenStack requests per period %.1f; RSS %.0f MiB, Go heap %.0f MiB.",
+			measuredPeriods, row.window, strings.Join(byKind, ", "), scaleNamespaces, per(row.requests.total()), row.rssMiB, row.heapMiB)
+		p("\n- requests in the window: %s", row.requests)
 	}
 }
 

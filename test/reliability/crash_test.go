@@ -1,7 +1,9 @@
 // Package reliability runs the operator as a real process, with only the permissions of its
-// ClusterRole, against a real API server and the all-in-one cloud, and SIGKILLs it at random
-// moments (seeded, reported) while objects are created and deleted. After the last restart
-// nothing may be duplicated in OpenStack, nothing left behind, and everything must converge.
+// ClusterRole, against a real API server and the all-in-one cloud, and makes things go wrong
+// while objects are created and deleted: it SIGKILLs the operator at random moments (seeded,
+// reported), fails OpenStack's answers through a proxy (faults_test.go), and stops Neutron.
+// Afterwards nothing may be duplicated in OpenStack, nothing left behind, and everything must
+// converge.
 package reliability
 
 import (
@@ -50,10 +52,17 @@ const publicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWw
 // operator is the operator binary, run and killed by the test.
 type operator struct {
 	bin, kubeconfig, logPath string
-	mu                       sync.Mutex
-	cmd                      *exec.Cmd
-	starts                   int
+	// args besides --kubeconfig; crashArgs when empty.
+	args   []string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	starts int
+	// exits are the operator's exits that kill did not cause (a crash).
+	exits []error
 }
+
+var crashArgs = []string{"--cloud-secret=kupenstack-system/kupenstack-cloud", "--cloud=aio",
+	"--metrics-bind-address=0", "--health-probe-bind-address=0", "--resync-period=20s"}
 
 func (o *operator) start() error {
 	o.mu.Lock()
@@ -62,16 +71,35 @@ func (o *operator) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(o.bin, "--kubeconfig="+o.kubeconfig, "--cloud-secret=kupenstack-system/kupenstack-cloud",
-		"--cloud=aio", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--resync-period=20s")
+	args := o.args
+	if len(args) == 0 {
+		args = crashArgs
+	}
+	cmd := exec.Command(o.bin, append([]string{"--kubeconfig=" + o.kubeconfig}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	o.cmd = cmd
 	o.starts++
-	go func() { _ = cmd.Wait(); _ = logFile.Close() }()
+	go func() {
+		err := cmd.Wait()
+		_ = logFile.Close()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.cmd == cmd { // not killed by the test
+			o.exits = append(o.exits, fmt.Errorf("exited: %v", err))
+			o.cmd = nil
+		}
+	}()
 	return nil
+}
+
+// crashed says how the operator exited by itself, if it did.
+func (o *operator) crashed() []error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]error(nil), o.exits...)
 }
 
 // kill SIGKILLs the operator: no cleanup of any kind runs.

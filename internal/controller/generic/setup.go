@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +26,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 var (
@@ -167,7 +170,16 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			return err
 		}
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).Complete(r)
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), RateLimiter: retryLimiter()}).Complete(r)
+}
+
+// retryLimiter is controller-runtime's default (per object: exponential from 5 ms; overall: 10
+// retries/s with bursts of 100) with the per-object backoff capped at TransientRetryMax.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, openstack.TransientRetryMax),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // requestsIn lists the kind's objects in namespace (optionally filtered) as reconcile requests.

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/testutil/lcmtest"
 )
 
 const (
@@ -231,14 +232,7 @@ func TestNodeCreatedLater(t *testing.T) {
 	wantCondition(t, "late", kupenstackv1.ConditionReady, metav1.ConditionTrue, "")
 }
 
-func raw(t *testing.T, v any) *runtime.RawExtension {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &runtime.RawExtension{Raw: b}
-}
+func raw(t *testing.T, v any) *runtime.RawExtension { return lcmtest.Raw(t, v) }
 
 func componentHashes(t *testing.T) map[string]string {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/testutil/lcmtest"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -47,34 +48,11 @@ func newNode(t *testing.T, name string, labels map[string]string) {
 	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, n) })
 }
 
-func ensureNamespace(t *testing.T, name string) {
-	t.Helper()
-	err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
+func ensureNamespace(t *testing.T, name string) { lcmtest.EnsureNamespace(t, env.Ctx, env.Client, name) }
 
 // applyProfile creates or replaces a profile's spec.
 func applyProfile(t *testing.T, namespace, name string, spec kupenstackv1.OpenstackCloudConfigurationProfileSpec) {
-	t.Helper()
-	ensureNamespace(t, namespace)
-	var p kupenstackv1.OpenstackCloudConfigurationProfile
-	err := env.Client.Get(env.Ctx, client.ObjectKey{Namespace: namespace, Name: name}, &p)
-	if apierrors.IsNotFound(err) {
-		p = kupenstackv1.OpenstackCloudConfigurationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: spec}
-		if err := env.Client.Create(env.Ctx, &p); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Spec = spec
-	if err := env.Client.Update(env.Ctx, &p); err != nil {
-		t.Fatal(err)
-	}
+	lcmtest.ApplyProfile(t, env.Ctx, env.Client, namespace, name, spec)
 }
 
 // applyConfig creates the configuration or replaces its spec (the tests share the singleton and

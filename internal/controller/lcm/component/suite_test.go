@@ -1,14 +1,12 @@
 package component_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +16,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/lcm"
+	"github.com/kupenstack/kupenstack/internal/testutil/lcmtest"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -62,43 +61,12 @@ func fixtureCharts(t *testing.T) string {
 	return dir
 }
 
-func raw(t *testing.T, v any) *runtime.RawExtension {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &runtime.RawExtension{Raw: b}
-}
+func raw(t *testing.T, v any) *runtime.RawExtension { return lcmtest.Raw(t, v) }
 
-func ensureNamespace(t *testing.T, name string) {
-	t.Helper()
-	err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
+func ensureNamespace(t *testing.T, name string) { lcmtest.EnsureNamespace(t, env.Ctx, env.Client, name) }
 
-// applyProfile creates or replaces a profile's spec.
 func applyProfile(t *testing.T, name string, spec kupenstackv1.OpenstackCloudConfigurationProfileSpec) {
-	t.Helper()
-	ensureNamespace(t, profilesNS)
-	var p kupenstackv1.OpenstackCloudConfigurationProfile
-	err := env.Client.Get(env.Ctx, client.ObjectKey{Namespace: profilesNS, Name: name}, &p)
-	if apierrors.IsNotFound(err) {
-		p = kupenstackv1.OpenstackCloudConfigurationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: profilesNS, Name: name}, Spec: spec}
-		if err := env.Client.Create(env.Ctx, &p); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Spec = spec
-	if err := env.Client.Update(env.Ctx, &p); err != nil {
-		t.Fatal(err)
-	}
+	lcmtest.ApplyProfile(t, env.Ctx, env.Client, profilesNS, name, spec)
 }
 
 // updateConfig changes the configuration's spec, retrying on conflicts.

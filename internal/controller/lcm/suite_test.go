@@ -48,7 +48,9 @@ func newNode(t *testing.T, name string, labels map[string]string) {
 	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, n) })
 }
 
-func ensureNamespace(t *testing.T, name string) { lcmtest.EnsureNamespace(t, env.Ctx, env.Client, name) }
+func ensureNamespace(t *testing.T, name string) {
+	lcmtest.EnsureNamespace(t, env.Ctx, env.Client, name)
+}
 
 // applyProfile creates or replaces a profile's spec.
 func applyProfile(t *testing.T, namespace, name string, spec kupenstackv1.OpenstackCloudConfigurationProfileSpec) {

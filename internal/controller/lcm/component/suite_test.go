@@ -63,7 +63,9 @@ func fixtureCharts(t *testing.T) string {
 
 func raw(t *testing.T, v any) *runtime.RawExtension { return lcmtest.Raw(t, v) }
 
-func ensureNamespace(t *testing.T, name string) { lcmtest.EnsureNamespace(t, env.Ctx, env.Client, name) }
+func ensureNamespace(t *testing.T, name string) {
+	lcmtest.EnsureNamespace(t, env.Ctx, env.Client, name)
+}
 
 func applyProfile(t *testing.T, name string, spec kupenstackv1.OpenstackCloudConfigurationProfileSpec) {
 	lcmtest.ApplyProfile(t, env.Ctx, env.Client, profilesNS, name, spec)

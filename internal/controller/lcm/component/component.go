@@ -239,6 +239,12 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	if cv == nil {
 		return ctrl.Result{}, conditions.State{Waiting: "the configuration does not enable this component"}
 	}
+	// Act only on a consistent picture: the release gating reads the other components' specs,
+	// which the configuration controller writes, so this component's spec must already say what
+	// the configuration says (a loop woken by the configuration itself can run first).
+	if comp.Spec.Release != cfg.Spec.Release || comp.Spec.ValuesHash != cv.Hash {
+		return ctrl.Result{RequeueAfter: time.Second}, conditions.State{Waiting: "waiting for the configuration controller to update this component"}
+	}
 	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace)
 	if err != nil {
 		return ctrl.Result{}, transient(err)

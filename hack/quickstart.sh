@@ -171,7 +171,7 @@ up() {
   step "CRDs (config/crd/bases)" "$LOGS/crds.log" crds
   step "credentials Secret kupenstack-system/kupenstack-cloud (cloud aio)" "$LOGS/credentials.log" credentials
   step "build the operator (bin/kupenstack)" "$LOGS/build.log" build
-  step "operator running, connected to the all-in-one" "$LOGS/operator-start.log" operator
+  step "operator (local process, --cloud aio, --lcm on)" "$LOGS/operator-start.log" operator
   step "cloud life-cycle: charts on the simulated nodes (config/samples/quickstart)" "$LOGS/cloud.log" cloud
   step "namespace $SAMPLES_NS: network, router, security group, key pair, image, volumes, VMs (config/samples)" \
     "$LOGS/samples.log" samples

@@ -115,6 +115,13 @@ func TestSamples(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no samples found (%v)", err)
 	}
+	// The quickstart's cloud life-cycle samples (hack/quickstart.sh applies them as they are,
+	// but for charts.localPath).
+	quickstart, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "quickstart", "*.yaml"))
+	if err != nil || len(quickstart) == 0 {
+		t.Fatalf("no quickstart samples found (%v)", err)
+	}
+	files = append(files, quickstart...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {

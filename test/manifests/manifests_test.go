@@ -127,7 +127,16 @@ func TestSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		apply(t, data)
+		for _, obj := range apply(t, data) {
+			// There is one configuration per cluster: leave room for the docs' example.
+			if obj.GetKind() == "KupenstackConfiguration" {
+				t.Cleanup(func() {
+					if err := env.Client.Delete(env.Ctx, obj); err != nil {
+						t.Errorf("deleting the sample KupenstackConfiguration: %v", err)
+					}
+				})
+			}
+		}
 	}
 	// The sample namespace opts in to a project; the operator must have created its Project.
 	deadline := time.Now().Add(30 * time.Second)

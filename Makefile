@@ -104,6 +104,16 @@ bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of tes
 	BENCH_N=$(N) BENCH_OUT=$(CURDIR)/docs/benchmarks.md BENCH_CMD="make bench N=$(N)" $(TEST_ENV) \
 		go test -tags bench -count=1 -timeout 120m -run '^TestBench$$' -v ./test/bench
 
+##@ Quickstart (root; 127.0.0.1 only; see hack/quickstart.sh)
+.PHONY: quickstart
+quickstart: ## Local cluster (kwok nodes) + OpenStack all-in-one + the operator + the samples, all Ready; idempotent.
+	hack/quickstart.sh up
+
+# make quickstart-down AIO=stop: stop the all-in-one too.
+.PHONY: quickstart-down
+quickstart-down: ## Delete the samples' OpenStack resources, stop the operator and the local cluster (AIO=stop: the all-in-one too).
+	AIO=$(AIO) hack/quickstart.sh down
+
 ##@ OpenStack all-in-one (root; Debian packages; 127.0.0.1 only)
 .PHONY: openstack-up
 openstack-up: ## Install (first time), configure and start the all-in-one cloud; idempotent.

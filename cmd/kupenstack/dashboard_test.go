@@ -51,11 +51,13 @@ func TestDashboardMetricsExist(t *testing.T) {
 			t.Errorf("the dashboard queries %s, which the operator does not register", name)
 		}
 	}
-	// What the dashboard is for: reconciles, OpenStack API calls, heals, drift repairs, notifications.
+	// What the dashboard is for: reconciles, OpenStack API calls, heals, drift repairs,
+	// notifications and the cloud life-cycle's components.
 	for _, want := range []string{"controller_runtime_reconcile_total", "controller_runtime_reconcile_errors_total",
 		"controller_runtime_reconcile_time_seconds_bucket", "kupenstack_openstack_requests_total",
 		"kupenstack_openstack_request_duration_seconds_bucket", "kupenstack_heals_total",
-		"kupenstack_drift_repairs_total", "kupenstack_notifications_received_total"} {
+		"kupenstack_drift_repairs_total", "kupenstack_notifications_received_total",
+		"kupenstack_lcm_component_ready", "kupenstack_lcm_helm_actions_total"} {
 		if !queried[want] {
 			t.Errorf("no panel queries %s", want)
 		}

@@ -115,12 +115,28 @@ func TestSamples(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no samples found (%v)", err)
 	}
+	// The quickstart's cloud life-cycle samples (hack/quickstart.sh applies them as they are,
+	// but for charts.localPath).
+	quickstart, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "quickstart", "*.yaml"))
+	if err != nil || len(quickstart) == 0 {
+		t.Fatalf("no quickstart samples found (%v)", err)
+	}
+	files = append(files, quickstart...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		apply(t, data)
+		for _, obj := range apply(t, data) {
+			// There is one configuration per cluster: leave room for the docs' example.
+			if obj.GetKind() == "KupenstackConfiguration" {
+				t.Cleanup(func() {
+					if err := env.Client.Delete(env.Ctx, obj); err != nil {
+						t.Errorf("deleting the sample KupenstackConfiguration: %v", err)
+					}
+				})
+			}
+		}
 	}
 	// The sample namespace opts in to a project; the operator must have created its Project.
 	deadline := time.Now().Add(30 * time.Second)

@@ -15,6 +15,8 @@ type ObjectRef struct {
 	GVK       schema.GroupVersionKind
 	Namespace string
 	Name      string
+	// Doc is the object's document in the manifest: what the release wants it to be.
+	Doc string
 }
 
 func (o ObjectRef) String() string {
@@ -53,7 +55,7 @@ func Objects(manifest, namespace string) ([]ObjectRef, error) {
 		if err != nil {
 			return nil, fmt.Errorf("manifest: %s %s: %w", head.Kind, head.Metadata.Name, err)
 		}
-		ref := ObjectRef{GVK: gv.WithKind(head.Kind), Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
+		ref := ObjectRef{GVK: gv.WithKind(head.Kind), Namespace: head.Metadata.Namespace, Name: head.Metadata.Name, Doc: doc}
 		if ref.Namespace == "" && !clusterScoped[head.Kind] {
 			ref.Namespace = namespace
 		}

@@ -6,6 +6,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,7 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 )
@@ -96,19 +99,70 @@ func JobState(j *batchv1.Job) State {
 	return State{Why: "not complete"}
 }
 
+// Modified says how a live workload differs from its manifest document in what a hand change
+// usually touches, its replica count and its containers' images; "" when it does not (or the
+// document cannot tell).
+func Modified(ref helm.ObjectRef, live client.Object) string {
+	if ref.Doc == "" {
+		return ""
+	}
+	var want, got *int32
+	var wantPod, gotPod *corev1.PodTemplateSpec
+	switch l := live.(type) {
+	case *appsv1.Deployment:
+		var d appsv1.Deployment
+		if yaml.Unmarshal([]byte(ref.Doc), &d) != nil {
+			return ""
+		}
+		want, got, wantPod, gotPod = d.Spec.Replicas, l.Spec.Replicas, &d.Spec.Template, &l.Spec.Template
+	case *appsv1.StatefulSet:
+		var st appsv1.StatefulSet
+		if yaml.Unmarshal([]byte(ref.Doc), &st) != nil {
+			return ""
+		}
+		want, got, wantPod, gotPod = st.Spec.Replicas, l.Spec.Replicas, &st.Spec.Template, &l.Spec.Template
+	case *appsv1.DaemonSet:
+		var ds appsv1.DaemonSet
+		if yaml.Unmarshal([]byte(ref.Doc), &ds) != nil {
+			return ""
+		}
+		wantPod, gotPod = &ds.Spec.Template, &l.Spec.Template
+	default:
+		return ""
+	}
+	var diffs []string
+	// An unset count is 1 once the API server defaulted it.
+	if w, g := ptr.Deref(want, 1), ptr.Deref(got, 1); w != g {
+		diffs = append(diffs, fmt.Sprintf("replicas %d, want %d", g, w))
+	}
+	images := map[string]string{}
+	for _, c := range gotPod.Spec.Containers {
+		images[c.Name] = c.Image
+	}
+	for _, c := range wantPod.Spec.Containers {
+		if img, ok := images[c.Name]; ok && img != c.Image {
+			diffs = append(diffs, fmt.Sprintf("container %s image %s, want %s", c.Name, img, c.Image))
+		}
+	}
+	return strings.Join(diffs, ", ")
+}
+
 // Summary of a release's objects.
 type Summary struct {
 	// Ready and Total count the workloads (Deployments, StatefulSets, DaemonSets, Jobs).
 	Ready, Total int
 	// Missing objects of the manifest (deleted by hand: drift).
 	Missing []helm.ObjectRef
+	// Modified workloads whose replicas or images differ from the manifest (changed by hand:
+	// drift), "<kind> <name>: <what>".
+	Modified []string
 	// NotReady and Failed describe workloads, "<kind> <name>: <why>".
 	NotReady, Failed []string
 }
 
 // AllReady says whether everything is there and ready.
 func (s Summary) AllReady() bool {
-	return len(s.Missing) == 0 && len(s.Failed) == 0 && len(s.NotReady) == 0
+	return len(s.Missing) == 0 && len(s.Modified) == 0 && len(s.Failed) == 0 && len(s.NotReady) == 0
 }
 
 // Check reads every object of a release from the API server (reader should not be a cache:
@@ -151,6 +205,9 @@ func Check(ctx context.Context, reader client.Reader, objects []helm.ObjectRef) 
 			continue
 		}
 		sum.Total++
+		if diff := Modified(ref, obj); diff != "" {
+			sum.Modified = append(sum.Modified, fmt.Sprintf("%s %s: %s", ref.GVK.Kind, ref.Name, diff))
+		}
 		st := judge()
 		switch {
 		case st.Ready:

@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 )
 
 func TestDeploymentState(t *testing.T) {
@@ -94,5 +96,45 @@ func TestJobState(t *testing.T) {
 	}
 	if s := JobState(job("", "")); s.Ready || s.Failed {
 		t.Errorf("running job: %+v", s)
+	}
+}
+
+func TestModified(t *testing.T) {
+	const doc = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - {name: api, image: registry/api:1}
+`
+	ref := helm.ObjectRef{Doc: doc}
+	live := func(replicas int32, image string) *appsv1.Deployment {
+		d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas)}}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "api", Image: image}, {Name: "sidecar", Image: "added/by:hand"}}
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		live *appsv1.Deployment
+		want string
+	}{
+		{"as in the manifest", live(2, "registry/api:1"), ""},
+		{"scaled by hand", live(5, "registry/api:1"), "replicas 5, want 2"},
+		{"image changed by hand", live(2, "registry/api:hotfix"), "container api image registry/api:hotfix, want registry/api:1"},
+	} {
+		if got := Modified(ref, tc.live); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// No replicas in the manifest: the API server's default of 1 is not a change.
+	noReplicas := helm.ObjectRef{Doc: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec: {}\n"}
+	if got := Modified(noReplicas, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(1))}}); got != "" {
+		t.Errorf("defaulted replicas reported as drift: %q", got)
+	}
+	if got := Modified(helm.ObjectRef{}, live(9, "x")); got != "" {
+		t.Errorf("without a document: %q", got)
 	}
 }

@@ -401,13 +401,14 @@ func (p *pass) judge(ctx context.Context, rel *release.Release, cv *values.Compo
 		return ctrl.Result{}, transient(err)
 	}
 	comp.Status.Workloads = fmt.Sprintf("%d/%d", sum.Ready, sum.Total)
-	if len(sum.Missing) > 0 {
-		names := make([]string, 0, len(sum.Missing))
+	if len(sum.Missing) > 0 || len(sum.Modified) > 0 {
+		names := make([]string, 0, len(sum.Missing)+len(sum.Modified))
 		for _, m := range sum.Missing {
 			names = append(names, m.String())
 		}
-		// An upgrade to the same chart and values re-creates what is missing: Helm creates the
-		// objects of the manifest that do not exist.
+		names = append(names, sum.Modified...)
+		// An upgrade to the same chart and values repairs both: Helm creates the objects of the
+		// manifest that do not exist, and its three-way merge sets back what differs from it.
 		repaired, err := p.helm.Upgrade(ctx, comp.Name, ch, vals, labels, "kupenstack: restore "+strings.Join(names, ", "))
 		countAction(p.r.Component, "repair", err)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -199,6 +200,36 @@ func TestCloudLifecycle(t *testing.T) {
 			}
 			if k := components(t)["keystone"]; !ready(k) {
 				return fmt.Errorf("keystone not ready again: %s", k.Status.Phase)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a Deployment scaled by hand is set back", func(t *testing.T) {
+		key := types.NamespacedName{Namespace: cloudNS, Name: "placement-api"}
+		var d appsv1.Deployment
+		if err := env.Client.Get(env.Ctx, key, &d); err != nil {
+			t.Fatal(err)
+		}
+		want := *d.Spec.Replicas
+		patch := client.MergeFrom(d.DeepCopy())
+		d.Spec.Replicas = ptr.To(want + 2)
+		if err := env.Client.Patch(env.Ctx, &d, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, func() error {
+			repaired, _ := componentEvents(t, "DriftRepaired")
+			if repaired["placement"].IsZero() {
+				return fmt.Errorf("no DriftRepaired event for placement")
+			}
+			if err := env.Client.Get(env.Ctx, key, &d); err != nil {
+				return err
+			}
+			if *d.Spec.Replicas != want {
+				return fmt.Errorf("placement-api replicas %d, want %d", *d.Spec.Replicas, want)
+			}
+			if p := components(t)["placement"]; !ready(p) {
+				return fmt.Errorf("placement not ready again: %s", p.Status.Phase)
 			}
 			return nil
 		})

@@ -27,6 +27,10 @@ const (
 	ReasonWorkloadFailed = "WorkloadFailed"
 )
 
+// ConditionServiceHealthy on an OpenstackComponent repeats the validation agent's verdict on the
+// component's OpenStack service (status.services of the KupenstackConfiguration).
+const ConditionServiceHealthy = "ServiceHealthy"
+
 // AnnotationRetry on an OpenstackComponent retries a failed install or upgrade with the same
 // values: set it to any new value.
 const AnnotationRetry = "kupenstack.io/retry"

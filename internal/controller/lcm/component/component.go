@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -117,6 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	p := &pass{r: r, comp: &comp, helm: hc, log: ctrl.LoggerFrom(ctx)}
 	result, state := p.sync(ctx)
 	conditions.Set(&comp.Status.Conditions, comp.Generation, state)
+	setServiceHealth(&comp, p.services)
 	comp.Status.ObservedGeneration = comp.Generation
 	ready := 0.0
 	if state.Ready && comp.Status.Phase == kupenstackv1.ComponentPhaseReady {
@@ -144,6 +146,27 @@ func (r *Reconciler) helmClient(namespace string) (*helm.Client, error) {
 	}
 	r.clients[namespace] = c
 	return c, nil
+}
+
+// setServiceHealth copies the validation agent's verdict on the component's service (services
+// are named like their components) into the ServiceHealthy condition; no verdict, no condition.
+func setServiceHealth(comp *kupenstackv1.OpenstackComponent, services []kupenstackv1.ServiceHealth) {
+	for _, s := range services {
+		if s.Name != comp.Name {
+			continue
+		}
+		status, reason := metav1.ConditionFalse, s.Reason
+		if s.Healthy {
+			status = metav1.ConditionTrue
+		}
+		if reason == "" {
+			reason = "Unknown"
+		}
+		meta.SetStatusCondition(&comp.Status.Conditions, metav1.Condition{Type: kupenstackv1.ConditionServiceHealthy,
+			Status: status, Reason: reason, Message: s.Message, ObservedGeneration: comp.Generation})
+		return
+	}
+	meta.RemoveStatusCondition(&comp.Status.Conditions, kupenstackv1.ConditionServiceHealthy)
 }
 
 // uninstall removes the release, then the finalizer.
@@ -177,10 +200,12 @@ func (r *Reconciler) uninstall(ctx context.Context, comp *kupenstackv1.Openstack
 
 // pass is one reconciliation of one component.
 type pass struct {
-	r    *Reconciler
-	comp *kupenstackv1.OpenstackComponent
-	helm *helm.Client
-	log  logr.Logger
+	// services is the validation agent's report, from the configuration's status.
+	services []kupenstackv1.ServiceHealth
+	r        *Reconciler
+	comp     *kupenstackv1.OpenstackComponent
+	helm     *helm.Client
+	log      logr.Logger
 }
 
 func (p *pass) event(kind, reason, action, format string, args ...any) {
@@ -226,6 +251,7 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		}
 		return ctrl.Result{}, transient(err)
 	}
+	p.services = cfg.Status.Services
 	out, err := desired.Render(ctx, p.r.Client, &cfg)
 	if err != nil {
 		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}

@@ -359,6 +359,35 @@ func TestCloudLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("the validation agent's verdict shows on each component", func(t *testing.T) {
+		// What the agent writes (its own test runs it against the real cloud).
+		var got kupenstackv1.KupenstackConfiguration
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(got.DeepCopy())
+		got.Status.Services = []kupenstackv1.ServiceHealth{
+			{Name: "keystone", Healthy: true, Reason: "Healthy"},
+			{Name: "glance", Healthy: false, Reason: "Unavailable", Message: "glance (image) at glance-api:9292: HTTP 503"},
+		}
+		if err := env.Client.Status().Patch(env.Ctx, &got, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, func() error {
+			cs := components(t)
+			for name, want := range map[string]metav1.ConditionStatus{"keystone": metav1.ConditionTrue, "glance": metav1.ConditionFalse, "nova": ""} {
+				c := conditionOf(cs[name], kupenstackv1.ConditionServiceHealthy)
+				if c.Status != want {
+					return fmt.Errorf("%s ServiceHealthy = %q (%s), want %q", name, c.Status, c.Message, want)
+				}
+			}
+			if c := conditionOf(cs["glance"], kupenstackv1.ConditionServiceHealthy); c.Reason != "Unavailable" || !strings.Contains(c.Message, "HTTP 503") {
+				return fmt.Errorf("glance ServiceHealthy = %+v", c)
+			}
+			return nil
+		})
+	})
+
 	t.Run("the configuration summarises the components", func(t *testing.T) {
 		eventually(t, time.Minute, func() error {
 			var got kupenstackv1.KupenstackConfiguration

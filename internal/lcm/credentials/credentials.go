@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kupenstack/kupenstack/internal/lcm/values"
 )
 
 // SecretName is the Secret, in the cloud's namespace, holding every generated password.
@@ -123,6 +125,12 @@ func asStrings(data map[string][]byte) map[string]string {
 		out[k] = string(v)
 	}
 	return out
+}
+
+// WithValues is a chart's rendered values with the passwords underneath: the values win, so a
+// profile can still set an endpoint's password itself.
+func WithValues(chart string, pw map[string]string, vals map[string]any) (map[string]any, error) {
+	return values.Merge(Values(chart, pw), vals)
 }
 
 // Values are the endpoints.* values carrying the passwords for one chart, in OpenStack-Helm's

@@ -153,7 +153,7 @@ func Run(d *Documents, o Options) ([]Component, error) {
 		if o.Only != "" && cv.Component.Name != o.Only {
 			continue
 		}
-		vals, err := values.Merge(credentials.Values(cv.Component.Chart, pw), cv.Values)
+		vals, err := credentials.WithValues(cv.Component.Chart, pw, cv.Values)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 		}

@@ -226,18 +226,6 @@ func (p *pass) setPhase(ctx context.Context, phase string, persist bool) {
 	}
 }
 
-// wanted is what the release should be made of.
-type wanted struct {
-	values map[string]any
-	chart  *chartAndHash
-	images map[string]string
-}
-
-type chartAndHash struct {
-	hash    string
-	version string
-}
-
 func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	comp := p.comp
 	comp.Status.HelmRelease = comp.Spec.Namespace + "/" + comp.Name
@@ -275,7 +263,7 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	if err != nil {
 		return ctrl.Result{}, transient(err)
 	}
-	vals, err := values.Merge(credentials.Values(cv.Component.Chart, pw), cv.Values)
+	vals, err := credentials.WithValues(cv.Component.Chart, pw, cv.Values)
 	if err != nil {
 		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
 	}
@@ -409,9 +397,8 @@ func (p *pass) recordRevision(rel *release.Release, cv *values.ComponentValues) 
 	if rel.Chart != nil && rel.Chart.Metadata != nil {
 		st.ChartVersion = rel.Chart.Metadata.Version
 	}
-	if rel.Labels[labelHash] != "" && rel.Labels[labelHash] == st.AppliedHash {
-		st.Images = cv.ImageTags
-	}
+	// Every caller passes a revision made from cv: just installed or upgraded, or unchanged.
+	st.Images = cv.ImageTags
 }
 
 // judge looks at the release's objects: missing ones are restored (drift), then the workloads

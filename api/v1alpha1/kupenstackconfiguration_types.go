@@ -126,6 +126,15 @@ type KupenstackConfigurationSpec struct {
 	// +listType=set
 	// +optional
 	OptionalComponents []string `json:"optionalComponents,omitempty"`
+
+	// ProgressDeadline is how long a component's workloads may take to become ready after an
+	// install or upgrade. An upgrade that is not ready by then is rolled back to the last good
+	// revision (reason UpgradeFailed); a first install is reported (reason
+	// ProgressDeadlineExceeded) and still waited for, having nothing to go back to.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="progressDeadline must be at least 10s"
+	// +kubebuilder:default="15m"
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 }
 
 // ComponentStatus is where one component (one Helm release) stands.

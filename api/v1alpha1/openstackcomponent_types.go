@@ -25,6 +25,13 @@ const (
 	ReasonUpgradeFailed = "UpgradeFailed"
 	// ReasonWorkloadFailed: a Job of the release failed.
 	ReasonWorkloadFailed = "WorkloadFailed"
+	// ReasonDriftNotRepaired: objects restored from the release were changed again at once
+	// (something else manages them); KupenStack stops restoring them until they match.
+	ReasonDriftNotRepaired = "DriftNotRepaired"
+	// ReasonProgressDeadlineExceeded: a newly installed release's workloads did not become
+	// ready within the progress deadline (an upgrade that does not is rolled back instead:
+	// UpgradeFailed).
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )
 
 // ConditionServiceHealthy on an OpenstackComponent repeats the validation agent's verdict on the

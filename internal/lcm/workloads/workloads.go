@@ -158,6 +158,8 @@ type Summary struct {
 	Modified []string
 	// NotReady and Failed describe workloads, "<kind> <name>: <why>".
 	NotReady, Failed []string
+	// Versions are the resourceVersions of the objects found, by ObjectRef.String().
+	Versions map[string]string
 }
 
 // AllReady says whether everything is there and ready.
@@ -168,7 +170,7 @@ func (s Summary) AllReady() bool {
 // Check reads every object of a release from the API server (reader should not be a cache:
 // the kinds are arbitrary) and judges the workloads.
 func Check(ctx context.Context, reader client.Reader, objects []helm.ObjectRef) (Summary, error) {
-	var sum Summary
+	sum := Summary{Versions: map[string]string{}}
 	for _, ref := range objects {
 		key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
 		var obj client.Object
@@ -201,6 +203,7 @@ func Check(ctx context.Context, reader client.Reader, objects []helm.ObjectRef) 
 			}
 			return sum, fmt.Errorf("%s: %w", ref, err)
 		}
+		sum.Versions[ref.String()] = obj.GetResourceVersion()
 		if judge == nil {
 			continue
 		}

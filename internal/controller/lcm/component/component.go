@@ -36,6 +36,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
 	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
 	"github.com/kupenstack/kupenstack/internal/lcm/desired"
+	"github.com/kupenstack/kupenstack/internal/lcm/drift"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/lcm/workloads"
@@ -60,6 +61,13 @@ const (
 	waitingPeriod   = 15 * time.Second
 )
 
+// A drift repair is made at most maxRepairs times for the same objects within repairHoldoff
+// ready periods.
+const (
+	maxRepairs    = 3
+	repairHoldoff = 10
+)
+
 // Reconciler is the loop of one component.
 type Reconciler struct {
 	Client client.Client
@@ -77,6 +85,13 @@ type Reconciler struct {
 
 	mu      sync.Mutex
 	clients map[string]*helm.Client
+	// drift remembers which objects matched their manifest (the loop has one worker).
+	drift *drift.Checker
+	// lastRepair is what the last drift repair restored, how many times in a row since when: a
+	// repair that does not hold is not repeated every pass.
+	lastRepair    string
+	repairs       int
+	firstRepairAt time.Time
 }
 
 // ControllerName of a component's loop, in logs, metrics and Events.
@@ -414,23 +429,48 @@ func (p *pass) judge(ctx context.Context, rel *release.Release, cv *values.Compo
 		return ctrl.Result{}, transient(err)
 	}
 	comp.Status.Workloads = fmt.Sprintf("%d/%d", sum.Ready, sum.Total)
+	if sum.AllReady() {
+		// Everything else is fine: look for fields changed by hand in any object (cheap for
+		// objects unchanged since they last matched).
+		if p.r.drift == nil {
+			p.r.drift = &drift.Checker{Client: p.r.Client, Reader: p.r.APIReader}
+		}
+		changed, err := p.r.drift.Check(ctx, rel.Version, objs, sum.Versions)
+		if err != nil {
+			return ctrl.Result{}, transient(err)
+		}
+		sum.Modified = changed
+	}
 	if len(sum.Missing) > 0 || len(sum.Modified) > 0 {
 		names := make([]string, 0, len(sum.Missing)+len(sum.Modified))
 		for _, m := range sum.Missing {
 			names = append(names, m.String())
 		}
 		names = append(names, sum.Modified...)
+		what := strings.Join(names, ", ")
+		holdoff := repairHoldoff * p.r.ReadyPeriod
+		if what != p.r.lastRepair || time.Since(p.r.firstRepairAt) > holdoff {
+			p.r.lastRepair, p.r.repairs, p.r.firstRepairAt = what, 0, time.Now()
+		}
+		if p.r.repairs >= maxRepairs {
+			// The repairs do not hold (something else keeps changing these objects): another
+			// upgrade now would only add a revision per pass; try again after the hold-off.
+			comp.Status.Phase = kupenstackv1.ComponentPhaseFailed
+			comp.Status.LastError = "changed again right after being restored: " + what
+			return ctrl.Result{RequeueAfter: p.r.ReadyPeriod}, conditions.State{Reason: kupenstackv1.ReasonDriftNotRepaired, Message: comp.Status.LastError}
+		}
 		// An upgrade to the same chart and values repairs both: Helm creates the objects of the
 		// manifest that do not exist, and its three-way merge sets back what differs from it.
 		repaired, err := p.helm.Upgrade(ctx, comp.Name, ch, vals, labels, "kupenstack: restore "+strings.Join(names, ", "))
 		countAction(p.r.Component, "repair", err)
 		if err != nil {
-			p.event(corev1.EventTypeWarning, "DriftRepairFailed", "Repair", "restoring %s: %v", strings.Join(names, ", "), err)
+			p.event(corev1.EventTypeWarning, "DriftRepairFailed", "Repair", "restoring %s: %v", what, err)
 			return ctrl.Result{RequeueAfter: waitingPeriod}, transient(err)
 		}
-		p.event(corev1.EventTypeNormal, "DriftRepaired", "Repair", "restored %s (revision %d)", strings.Join(names, ", "), repaired.Version)
+		p.event(corev1.EventTypeNormal, "DriftRepaired", "Repair", "restored %s (revision %d)", what, repaired.Version)
 		comp.Status.Revision = int32(repaired.Version)
-		return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Waiting: "restored " + strings.Join(names, ", ")}
+		p.r.repairs++
+		return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Waiting: "restored " + what}
 	}
 	if len(sum.Failed) > 0 {
 		comp.Status.Phase = kupenstackv1.ComponentPhaseFailed

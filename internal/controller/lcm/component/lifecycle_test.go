@@ -235,6 +235,75 @@ func TestCloudLifecycle(t *testing.T) {
 		})
 	})
 
+	t.Run("a configuration Secret edited by hand is restored", func(t *testing.T) {
+		key := types.NamespacedName{Namespace: cloudNS, Name: "glance-etc"}
+		want := editSecret(t, key, "config.json", `{"glance":{"DEFAULT":{"debug":true}}}`)
+		eventually(t, 2*time.Minute, func() error {
+			if !hasEvent(t, "glance", "DriftRepaired", "Secret glance-etc: data.config.json changed") {
+				return fmt.Errorf("no DriftRepaired event naming the Secret's changed key")
+			}
+			var s corev1.Secret
+			if err := env.Client.Get(env.Ctx, key, &s); err != nil {
+				return err
+			}
+			if string(s.Data["config.json"]) != want {
+				return fmt.Errorf("glance-etc config.json = %s, want %s", s.Data["config.json"], want)
+			}
+			if g := components(t)["glance"]; !ready(g) {
+				return fmt.Errorf("glance not ready again: %s", g.Status.Phase)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a repair that does not hold is not repeated every pass", func(t *testing.T) {
+		// Something else keeps rewriting the Secret: KupenStack restores it a few times, then says
+		// so instead of adding a revision per pass.
+		key := types.NamespacedName{Namespace: cloudNS, Name: "memcached-etc"}
+		before := components(t)["memcached"].Status.Revision
+		const fought = `{"changed":"by another tool"}`
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(300 * time.Millisecond):
+				}
+				var s corev1.Secret
+				if env.Client.Get(env.Ctx, key, &s) != nil || string(s.Data["config.json"]) == fought {
+					continue
+				}
+				patch := client.MergeFrom(s.DeepCopy())
+				s.Data["config.json"] = []byte(fought)
+				_ = env.Client.Patch(env.Ctx, &s, patch)
+			}
+		}()
+		eventually(t, 2*time.Minute, func() error {
+			c := components(t)["memcached"]
+			if d := conditionOf(c, kupenstackv1.ConditionDegraded); d.Reason != kupenstackv1.ReasonDriftNotRepaired {
+				return fmt.Errorf("memcached Degraded = %+v, want reason %s", d, kupenstackv1.ReasonDriftNotRepaired)
+			}
+			return nil
+		})
+		// Well within the hold-off (10 ready periods of 2 s): no further repair.
+		time.Sleep(5 * time.Second)
+		if rev := components(t)["memcached"].Status.Revision; rev != before+3 {
+			t.Errorf("memcached revision %d → %d, want 3 repairs and no more", before, rev)
+		}
+		close(stop)
+		<-done
+		// Once the hold-off has passed, it is restored for good.
+		eventually(t, 2*time.Minute, func() error {
+			if c := components(t)["memcached"]; !ready(c) {
+				return fmt.Errorf("memcached not ready again: %s %s", c.Status.Phase, c.Status.LastError)
+			}
+			return nil
+		})
+	})
+
 	t.Run("release upgrade in phases; a failing component is rolled back and stops it", func(t *testing.T) {
 		before := revisions(components(t))
 		// glance (phase image/placement) gets a replica count the API server rejects.
@@ -400,6 +469,37 @@ func TestCloudLifecycle(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// editSecret changes one key of a Secret as a user would and returns its previous value.
+func editSecret(t *testing.T, key types.NamespacedName, field, value string) string {
+	t.Helper()
+	var s corev1.Secret
+	if err := env.Client.Get(env.Ctx, key, &s); err != nil {
+		t.Fatal(err)
+	}
+	was := string(s.Data[field])
+	patch := client.MergeFrom(s.DeepCopy())
+	s.Data[field] = []byte(value)
+	if err := env.Client.Patch(env.Ctx, &s, patch); err != nil {
+		t.Fatal(err)
+	}
+	return was
+}
+
+// hasEvent says whether the component has an Event with reason whose note contains text.
+func hasEvent(t *testing.T, component, reason, text string) bool {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "OpenstackComponent" && e.Regarding.Name == component && e.Reason == reason && strings.Contains(e.Note, text) {
+			return true
+		}
+	}
+	return false
 }
 
 func conditionOf(c kupenstackv1.OpenstackComponent, typ string) metav1.Condition {

@@ -6,6 +6,7 @@ package component
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -221,6 +222,10 @@ type pass struct {
 	comp     *kupenstackv1.OpenstackComponent
 	helm     *helm.Client
 	log      logr.Logger
+	// history of the release before this pass's action, oldest first.
+	history []*release.Release
+	// deadline is the configuration's progress deadline (0: none).
+	deadline time.Duration
 }
 
 func (p *pass) event(kind, reason, action, format string, args ...any) {
@@ -255,6 +260,9 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		return ctrl.Result{}, transient(err)
 	}
 	p.services = cfg.Status.Services
+	if cfg.Spec.ProgressDeadline != nil {
+		p.deadline = cfg.Spec.ProgressDeadline.Duration
+	}
 	out, err := desired.Render(ctx, p.r.Client, &cfg)
 	if err != nil {
 		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
@@ -301,6 +309,7 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	if err != nil {
 		return ctrl.Result{}, transient(err)
 	}
+	p.history = history
 	var last *release.Release
 	if len(history) > 0 {
 		last = history[len(history)-1]
@@ -394,6 +403,8 @@ func (p *pass) rollback(cause error, hash string, deployed *release.Release) (ct
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: msg}
 	}
 	countAction(p.r.Component, "rollback", nil)
+	now := metav1.Now()
+	comp.Status.LastActionTime = &now // the rolled-back revision gets its own deadline
 	comp.Status.Phase = kupenstackv1.ComponentPhaseRolledBack
 	msg = fmt.Sprintf("%s; rolled back to revision %d", msg, target)
 	comp.Status.LastError = msg
@@ -402,6 +413,20 @@ func (p *pass) rollback(cause error, hash string, deployed *release.Release) (ct
 	}
 	p.event(corev1.EventTypeWarning, kupenstackv1.ReasonUpgradeFailed, "Rollback", "%s", msg)
 	return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: msg}
+}
+
+// deadlineExceeded handles a revision whose workloads did not become ready within the progress
+// deadline: one that changed what the last good revision was made of is rolled back to it like a
+// failed upgrade; otherwise (a first install, a repair) there is nothing better to go back to,
+// so it is reported and still waited for.
+func (p *pass) deadlineExceeded(rel *release.Release, waiting string) (ctrl.Result, conditions.State) {
+	msg := fmt.Sprintf("revision %d not ready within the progress deadline of %s: %s", rel.Version, p.deadline, waiting)
+	for _, good := range p.history {
+		if int32(good.Version) == p.comp.Status.LastGoodRevision && good.Version != rel.Version && good.Labels[labelHash] != rel.Labels[labelHash] {
+			return p.rollback(errors.New(msg), rel.Labels[labelHash], good)
+		}
+	}
+	return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Reason: kupenstackv1.ReasonProgressDeadlineExceeded, Message: msg}
 }
 
 func (p *pass) recordRevision(rel *release.Release, cv *values.ComponentValues) {
@@ -479,7 +504,14 @@ func (p *pass) judge(ctx context.Context, rel *release.Release, cv *values.Compo
 	}
 	if len(sum.NotReady) > 0 {
 		comp.Status.Phase = kupenstackv1.ComponentPhaseDeploying
-		return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Waiting: "waiting for " + strings.Join(first(sum.NotReady, 3), "; ")}
+		waiting := "waiting for " + strings.Join(first(sum.NotReady, 3), "; ")
+		// The deadline is for a revision's first rollout; a revision that was ready once and
+		// lost a pod since is just waited for.
+		started := comp.Status.LastActionTime
+		if p.deadline > 0 && started != nil && time.Since(started.Time) > p.deadline && int32(rel.Version) != comp.Status.LastGoodRevision {
+			return p.deadlineExceeded(rel, waiting)
+		}
+		return ctrl.Result{RequeueAfter: deployingPeriod}, conditions.State{Waiting: waiting}
 	}
 	if comp.Status.Phase != kupenstackv1.ComponentPhaseReady {
 		p.event(corev1.EventTypeNormal, "Ready", "Deploy", "revision %d ready: %s workloads", rel.Version, comp.Status.Workloads)

@@ -304,6 +304,54 @@ func TestCloudLifecycle(t *testing.T) {
 		})
 	})
 
+	t.Run("an upgrade that never becomes ready is rolled back at the progress deadline", func(t *testing.T) {
+		before := components(t)["placement"]
+		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) {
+			s.ProgressDeadline = &metav1.Duration{Duration: 15 * time.Second}
+		})
+		// Helm accepts the upgrade, but its new pods can run on no node: they stay Pending.
+		applyProfile(t, "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{Components: map[string]kupenstackv1.ComponentProfile{
+			"placement": {Values: raw(t, map[string]any{"labels": map[string]any{"api": map[string]any{"node_selector_value": "nowhere"}}})},
+		}})
+		var placement kupenstackv1.OpenstackComponent
+		eventually(t, 2*time.Minute, func() error {
+			placement = components(t)["placement"]
+			if placement.Status.Phase != kupenstackv1.ComponentPhaseRolledBack {
+				return fmt.Errorf("placement phase %s (%s), want RolledBack", placement.Status.Phase, placement.Status.LastError)
+			}
+			return nil
+		})
+		if placement.Status.Revision != before.Status.Revision+2 { // the upgrade, then the rollback
+			t.Errorf("placement revision %d, want %d", placement.Status.Revision, before.Status.Revision+2)
+		}
+		degraded := conditionOf(placement, kupenstackv1.ConditionDegraded)
+		if degraded.Reason != kupenstackv1.ReasonUpgradeFailed || !strings.Contains(degraded.Message, "not ready within the progress deadline") ||
+			!strings.Contains(degraded.Message, fmt.Sprintf("rolled back to revision %d", before.Status.Revision)) {
+			t.Errorf("placement Degraded = %+v", degraded)
+		}
+		eventually(t, time.Minute, func() error {
+			var d appsv1.Deployment
+			if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: "placement-api"}, &d); err != nil {
+				return err
+			}
+			if sel := d.Spec.Template.Spec.NodeSelector["openstack-control-plane"]; sel != "enabled" {
+				return fmt.Errorf("placement-api node selector %q, want the rolled-back enabled", sel)
+			}
+			return nil
+		})
+
+		// Undone: the same values as the last good revision are no upgrade, and the component
+		// is ready again.
+		applyProfile(t, "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{})
+		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.ProgressDeadline = nil })
+		eventually(t, 2*time.Minute, func() error {
+			if p := components(t)["placement"]; !ready(p) {
+				return fmt.Errorf("placement phase %s (%s), want Ready", p.Status.Phase, p.Status.LastError)
+			}
+			return nil
+		})
+	})
+
 	t.Run("release upgrade in phases; a failing component is rolled back and stops it", func(t *testing.T) {
 		before := revisions(components(t))
 		// glance (phase image/placement) gets a replica count the API server rejects.

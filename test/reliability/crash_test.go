@@ -7,17 +7,12 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,17 +24,16 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/keypair"
 	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
+	"github.com/kupenstack/kupenstack/internal/testutil/operator"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -49,68 +43,8 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 
 const publicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 crash@test"
 
-// operator is the operator binary, run and killed by the test.
-type operator struct {
-	bin, kubeconfig, logPath string
-	// args besides --kubeconfig; crashArgs when empty.
-	args   []string
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	starts int
-	// exits are the operator's exits that kill did not cause (a crash).
-	exits []error
-}
-
 var crashArgs = []string{"--cloud-secret=kupenstack-system/kupenstack-cloud", "--cloud=aio",
 	"--metrics-bind-address=0", "--health-probe-bind-address=0", "--resync-period=20s"}
-
-func (o *operator) start() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	logFile, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	args := o.args
-	if len(args) == 0 {
-		args = crashArgs
-	}
-	cmd := exec.Command(o.bin, append([]string{"--kubeconfig=" + o.kubeconfig}, args...)...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	o.cmd = cmd
-	o.starts++
-	go func() {
-		err := cmd.Wait()
-		_ = logFile.Close()
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.cmd == cmd { // not killed by the test
-			o.exits = append(o.exits, fmt.Errorf("exited: %v", err))
-			o.cmd = nil
-		}
-	}()
-	return nil
-}
-
-// crashed says how the operator exited by itself, if it did.
-func (o *operator) crashed() []error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]error(nil), o.exits...)
-}
-
-// kill SIGKILLs the operator: no cleanup of any kind runs.
-func (o *operator) kill() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.cmd != nil {
-		_ = o.cmd.Process.Signal(syscall.SIGKILL)
-		o.cmd = nil
-	}
-}
 
 // cloud are admin clients of the test cloud, to count what exists behind the operator's back.
 type cloud struct{ neutron, nova, identity *gophercloud.ServiceClient }
@@ -152,38 +86,6 @@ func connect(t *testing.T) (cloud, []byte) {
 		t.Fatal(err)
 	}
 	return cloud{neutron: nt, nova: nv, identity: id}, data
-}
-
-// grantOperatorRole installs the operator's generated ClusterRole and binds it to user.
-func grantOperatorRole(t *testing.T, user string) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.Unmarshal(data, &role); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-crash-test"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
-	for _, o := range []client.Object{&role, binding} {
-		if err := env.Client.Create(env.Ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-}
-
-func buildOperator(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "kupenstack")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kupenstack")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the operator: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // seed is the random seed of the kill moments: KUPENSTACK_CRASH_SEED replays a run.
@@ -268,16 +170,7 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 	t.Logf("seed %d (replay: KUPENSTACK_CRASH_SEED=%d), %d objects", s, s, n)
 	rng := rand.New(rand.NewPCG(s, s))
 
-	dir := t.TempDir()
-	grantOperatorRole(t, "kupenstack-operator")
-	kubeconfig, err := env.KubeConfig("kupenstack-operator")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := &operator{bin: buildOperator(t, dir), kubeconfig: filepath.Join(dir, "kubeconfig"), logPath: filepath.Join(dir, "operator.log")}
-	if err := os.WriteFile(op.kubeconfig, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	op := operator.New(t, env, crashArgs...)
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-system"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kupenstack-system", Name: "kupenstack-cloud"},
@@ -287,19 +180,11 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		op.kill()
-		if t.Failed() {
-			if log, err := os.ReadFile(op.logPath); err == nil {
-				t.Logf("operator log (last 16 KiB, without start-up lines):\n%s", tail(withoutStartup(log), 16384))
-			}
-		}
-	})
 
 	// The chaos: a few SIGKILLs at seeded random moments 1–5 s apart, each followed by a restart at
 	// once. Their number is bounded, not their timing: a loaded machine may need long for one pass,
 	// and the point is that killing at any moment loses or duplicates nothing.
-	if err := op.start(); err != nil {
+	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}
 	kills := 0
@@ -307,9 +192,9 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 		t.Helper()
 		for range n {
 			time.Sleep(time.Duration(1000+rng.IntN(4000)) * time.Millisecond)
-			op.kill()
+			op.Kill()
 			kills++
-			if err := op.start(); err != nil {
+			if err := op.Start(); err != nil {
 				t.Fatalf("restarting the operator: %v", err)
 			}
 		}
@@ -321,7 +206,7 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() { // leave nothing behind in the cloud for the next run (key pairs count per user)
-			op.kill()
+			op.Kill()
 			cleanupCloud(c, ns)
 		}
 	})
@@ -372,7 +257,7 @@ func TestSIGKILLDuringCreateAndDelete(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("%d kills, %d operator starts", kills, op.starts)
+	t.Logf("%d kills, %d operator starts", kills, op.Starts())
 	for _, o := range objs {
 		count, err := inCloud(env.Ctx, c, project.Status.ID, o)
 		if err != nil {
@@ -436,22 +321,4 @@ func waitUntil(t *testing.T, limit time.Duration, what string, cond func() error
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-}
-
-// withoutStartup drops the manager's start-up lines, which every restart repeats.
-func withoutStartup(log []byte) []byte {
-	var out []byte
-	for _, line := range bytes.Split(log, []byte("\n")) {
-		if !bytes.Contains(line, []byte(`"msg":"Starting `)) {
-			out = append(append(out, line...), '\n')
-		}
-	}
-	return out
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(bytes.ToValidUTF8(b, []byte("?")))
 }

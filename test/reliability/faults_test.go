@@ -19,6 +19,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
+	"github.com/kupenstack/kupenstack/internal/testutil/operator"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -28,24 +29,15 @@ var faultyServices = []string{"compute", "network"}
 
 // startOperator runs the operator binary with the given clouds.yaml (in its own Secret) and
 // returns it; the test's cleanup stops it and shows its log when the test failed.
-func startOperator(t *testing.T, clouds []byte, name string, extraArgs ...string) *operator {
+func startOperator(t *testing.T, clouds []byte, name string, extraArgs ...string) *operator.Process {
 	t.Helper()
-	dir := t.TempDir()
-	grantOperatorRole(t, "kupenstack-operator")
-	kubeconfig, err := env.KubeConfig("kupenstack-operator")
-	if err != nil {
-		t.Fatal(err)
-	}
 	secret := "kupenstack-cloud-" + name
-	op := &operator{bin: buildOperator(t, dir), kubeconfig: filepath.Join(dir, "kubeconfig"), logPath: filepath.Join(dir, "operator.log"),
-		args: append([]string{"--cloud-secret=kupenstack-system/" + secret, "--cloud=" + os.Getenv("OS_CLOUD"),
-			"--health-probe-bind-address=0", "--resync-period=20s"}, extraArgs...)}
+	args := append([]string{"--cloud-secret=kupenstack-system/" + secret, "--cloud=" + os.Getenv("OS_CLOUD"),
+		"--health-probe-bind-address=0", "--resync-period=20s"}, extraArgs...)
 	if !strings.Contains(strings.Join(extraArgs, " "), "--metrics-bind-address") {
-		op.args = append(op.args, "--metrics-bind-address=0")
+		args = append(args, "--metrics-bind-address=0")
 	}
-	if err := os.WriteFile(op.kubeconfig, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	op := operator.New(t, env, args...)
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-system"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kupenstack-system", Name: secret},
@@ -55,15 +47,7 @@ func startOperator(t *testing.T, clouds []byte, name string, extraArgs ...string
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		op.kill()
-		if t.Failed() {
-			if log, err := os.ReadFile(op.logPath); err == nil {
-				t.Logf("operator log (last 16 KiB, without start-up lines):\n%s", tail(withoutStartup(log), 16384))
-			}
-		}
-	})
-	if err := op.start(); err != nil {
+	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}
 	return op
@@ -184,7 +168,7 @@ func deleteProject(t *testing.T, ns string) {
 
 // newTestNamespace creates a namespace whose Project (and so Keystone project) is made by its
 // first object, and, if the test fails, leaves nothing behind in the cloud.
-func newTestNamespace(t *testing.T, c cloud, prefix string, op *operator) string {
+func newTestNamespace(t *testing.T, c cloud, prefix string, op *operator.Process) string {
 	t.Helper()
 	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
 	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -192,7 +176,7 @@ func newTestNamespace(t *testing.T, c cloud, prefix string, op *operator) string
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			op.kill()
+			op.Kill()
 			cleanupCloud(c, ns)
 		}
 	})
@@ -280,7 +264,7 @@ func TestOpenStackFaults(t *testing.T) {
 		}
 	}
 	proxy.inject(fault{})
-	if exits := op.crashed(); len(exits) > 0 {
+	if exits := op.Crashed(); len(exits) > 0 {
 		t.Fatalf("the operator died under the faults: %v", exits)
 	}
 	stopped := time.Now()
@@ -291,7 +275,7 @@ func TestOpenStackFaults(t *testing.T) {
 	deleteAll(t, all)
 	checkCount(t, c, project, all, 0)
 	deleteProject(t, ns)
-	if exits := op.crashed(); len(exits) > 0 {
+	if exits := op.Crashed(); len(exits) > 0 {
 		t.Fatalf("the operator died: %v", exits)
 	}
 }
@@ -373,7 +357,7 @@ func TestNeutronDown(t *testing.T) {
 	deleteAll(t, all)
 	checkCount(t, c, project, all, 0)
 	deleteProject(t, ns)
-	if exits := op.crashed(); len(exits) > 0 {
+	if exits := op.Crashed(); len(exits) > 0 {
 		t.Fatalf("the operator died: %v", exits)
 	}
 }

@@ -24,14 +24,22 @@ const (
 	PhaseDashboard
 )
 
-// NodeDaemonSet is a DaemonSet of a chart that takes per-node configuration through
-// conf.overrides.<Key>.hosts[].
+// NodeDaemonSet is a DaemonSet of a chart that takes per-node configuration, in one of
+// OpenStack-Helm's two forms: conf.overrides.<Key>.hosts[] = {name, conf} (nova, neutron), or
+// the root form overrides.<Key>.labels."<label>::<value>".values (libvirt, ovn), which selects
+// nodes by label only: KupenStack keys it on the kubernetes.io/hostname label, the label the
+// hosts form schedules by too.
 type NodeDaemonSet struct {
 	// Key is <chart>_<daemonset>, e.g. nova_compute.
 	Key string
 	// Label is the node label (=enabled) that selects the nodes it runs on.
 	Label string
+	// RootForm: the chart takes the root form.
+	RootForm bool
 }
+
+// LabelHostname is the node label the per-node overrides select a node by.
+const LabelHostname = "kubernetes.io/hostname"
 
 // Component is one OpenStack-Helm chart KupenStack deploys as one Helm release.
 type Component struct {
@@ -89,8 +97,9 @@ var Components = []Component{
 		Images:     map[string]string{"openvswitch_db_server": imgOVS, "openvswitch_vswitchd": imgOVS, "dep_check": imgEntrypoint},
 		NodeLabels: []string{LabelOpenvswitch}},
 	{Name: "libvirt", Chart: "libvirt", Phase: PhaseInfra, DependsOn: []string{"openvswitch"},
-		Images:     map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
-		NodeLabels: []string{LabelComputeNode}},
+		Images:         map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
+		NodeLabels:     []string{LabelComputeNode},
+		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
 	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
 		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"},
 		Images: withCommon(map[string]string{"keystone_api": "keystone", "keystone_db_sync": "keystone",

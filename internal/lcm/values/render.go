@@ -70,7 +70,8 @@ type Output struct {
 // release's default images only) and images; the profile's components.<c>.{debug, replicas,
 // images}; components.<c>.values; components.<c>.conf (into values.conf). Then each enabled
 // node's own profile contributes, for the node-level DaemonSets the node runs, its debug and
-// components.<c>.conf as the node's conf.overrides.<chart>_<daemonset>.hosts[] entry.
+// components.<c>.conf as the node's conf.overrides.<chart>_<daemonset>.hosts[] entry, or for
+// charts taking the root form, overrides.<chart>_<daemonset>.labels."kubernetes.io/hostname::<node>".values.conf.
 func Render(in Input) (*Output, error) {
 	rel, err := LookupRelease(in.Release)
 	if err != nil {
@@ -100,7 +101,7 @@ func Render(in Input) (*Output, error) {
 		if err != nil {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
-		addHosts(v, perComponent[c.Name])
+		addNodeOverrides(v, c, perComponent[c.Name])
 		out.Components = append(out.Components, ComponentValues{
 			Component: c, ChartVersion: rel.ChartVersion, Values: v, Hash: Hash(v), ImageTags: tags,
 		})
@@ -111,6 +112,31 @@ func Render(in Input) (*Output, error) {
 type hostEntry struct {
 	node, daemonSet string
 	conf            map[string]any
+}
+
+// addNodeOverrides puts the nodes' entries where the component's chart takes them.
+func addNodeOverrides(v map[string]any, c Component, entries []hostEntry) {
+	var hosts []hostEntry
+	for _, e := range entries {
+		if c.rootForm(e.daemonSet) {
+			// overrides.<ds>.labels."kubernetes.io/hostname::<node>".values.conf; entries the user
+			// wrote for other labels stay.
+			set(v, map[string]any{"conf": e.conf}, "overrides", e.daemonSet, "labels", LabelHostname+"::"+e.node, "values")
+			continue
+		}
+		hosts = append(hosts, e)
+	}
+	addHosts(v, hosts)
+}
+
+// rootForm says whether the component's DaemonSet takes the root form of per-node overrides.
+func (c Component) rootForm(daemonSet string) bool {
+	for _, ds := range c.NodeDaemonSets {
+		if ds.Key == daemonSet {
+			return ds.RootForm
+		}
+	}
+	return false
 }
 
 // addHosts puts the nodes' entries into conf.overrides.<ds>.hosts; entries the user wrote for

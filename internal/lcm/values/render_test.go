@@ -135,6 +135,7 @@ func TestRenderNodes(t *testing.T) {
 			"nova":     {Conf: rawJSON(`{"nova":{"DEFAULT":{"cpu_allocation_ratio":4}}}`)},
 			"neutron":  {Conf: rawJSON(`{"plugins":{"openvswitch_agent":{"ovs":{"bridge_mappings":"public:br-ex"}}}}`)},
 			"keystone": {Conf: rawJSON(`{"keystone":{}}`)},
+			"libvirt":  {Conf: rawJSON(`{"libvirt":{"cpu_mode":"host-passthrough"}}`)},
 		},
 	}
 	in := Input{Release: "2026.1", Nodes: []Node{
@@ -157,6 +158,15 @@ func TestRenderNodes(t *testing.T) {
 	}
 	if got := at(t, neutron, "conf.overrides.neutron_l3_agent.hosts"); strings.Contains(got, "z-compute") || !strings.Contains(got, "a-control") {
 		t.Errorf("neutron_l3_agent runs on control nodes only: %s", got)
+	}
+	// libvirt takes the root form, keyed on the node's hostname label; a-control runs no libvirt.
+	libvirt := component(t, out, "libvirt").Values
+	labels, _ := get(libvirt, "overrides", "libvirt_libvirt", "labels")
+	if got, _ := json.Marshal(labels); string(got) != `{"kubernetes.io/hostname::z-compute":{"values":{"conf":{"libvirt":{"cpu_mode":"host-passthrough"}}}}}` {
+		t.Errorf("libvirt_libvirt labels = %s", got)
+	}
+	if got := at(t, libvirt, "conf.overrides"); got != "<none>" {
+		t.Errorf("libvirt takes no hosts form, got conf.overrides %s", got)
 	}
 	if got := at(t, component(t, out, "keystone").Values, "conf.overrides"); got != "<none>" {
 		t.Errorf("keystone has no per-node DaemonSet, got overrides %s", got)

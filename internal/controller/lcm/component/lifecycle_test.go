@@ -62,7 +62,8 @@ func TestCloudLifecycle(t *testing.T) {
 	ensureNamespace(t, profilesNS)
 	applyProfile(t, "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{})
 	applyProfile(t, "big-compute", kupenstackv1.OpenstackCloudConfigurationProfileSpec{Components: map[string]kupenstackv1.ComponentProfile{
-		"nova": {Conf: raw(t, map[string]any{"nova": map[string]any{"DEFAULT": map[string]any{"cpu_allocation_ratio": 16}}})},
+		"nova":    {Conf: raw(t, map[string]any{"nova": map[string]any{"DEFAULT": map[string]any{"cpu_allocation_ratio": 16}}})},
+		"libvirt": {Conf: raw(t, map[string]any{"libvirt": map[string]any{"cpu_mode": "host-passthrough"}})},
 	}})
 	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
 		Spec: kupenstackv1.KupenstackConfigurationSpec{
@@ -116,6 +117,31 @@ func TestCloudLifecycle(t *testing.T) {
 		}
 		if def.Status.DesiredNumberScheduled != 0 {
 			t.Errorf("nova-compute-default runs on %d nodes, want 0 (node-b has its own)", def.Status.DesiredNumberScheduled)
+		}
+
+		// libvirt takes the root form (overrides.libvirt_libvirt.labels), keyed on the hostname.
+		var all appsv1.DaemonSetList
+		if err := env.Client.List(env.Ctx, &all, client.InNamespace(cloudNS)); err != nil {
+			t.Fatal(err)
+		}
+		var pinned []string
+		for _, d := range all.Items {
+			if !strings.HasPrefix(d.Name, "libvirt-libvirt-") {
+				continue
+			}
+			if d.Name == "libvirt-libvirt-default" {
+				if d.Status.DesiredNumberScheduled != 0 {
+					t.Errorf("libvirt-libvirt-default runs on %d nodes, want 0 (node-b has its own)", d.Status.DesiredNumberScheduled)
+				}
+				continue
+			}
+			pinned = append(pinned, d.Name)
+			if d.Status.NumberReady != 1 {
+				t.Errorf("%s: %d pods ready, want 1 (on node-b)", d.Name, d.Status.NumberReady)
+			}
+		}
+		if len(pinned) != 1 {
+			t.Errorf("libvirt DaemonSets pinned to a node: %v, want one for node-b", pinned)
 		}
 	})
 

@@ -80,7 +80,9 @@ func (c *changesCloud) Delete(_ context.Context, _ Scope, r *changedResource) er
 
 func (c *changesCloud) ID(r *changedResource) string { return r.ID }
 
-func (c *changesCloud) Observe(*kupenstackv1.Router, *changedResource) (bool, string) { return true, "" }
+func (c *changesCloud) Observe(*kupenstackv1.Router, *changedResource) (bool, string) {
+	return true, ""
+}
 
 func (c *changesCloud) ListAll(ctx context.Context, s Scope) ([]*changedResource, error) {
 	found, _, err := c.ListSince(ctx, s, time.Time{})
@@ -102,7 +104,9 @@ func (c *changesCloud) ListSince(_ context.Context, _ Scope, since time.Time) ([
 	return out, at, nil
 }
 
-func (c *changesCloud) InSync(_ *kupenstackv1.Router, r *changedResource) bool { return r.State == "ok" }
+func (c *changesCloud) InSync(_ *kupenstackv1.Router, r *changedResource) bool {
+	return r.State == "ok"
+}
 
 // set changes a resource's state now, by the cloud's clock.
 func (c *changesCloud) set(id, state string) {

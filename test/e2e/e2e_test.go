@@ -42,7 +42,8 @@ var (
 		return controller.SetupAll(context.Background(), mgr, controller.Options{
 			Clients:      openstack.NewClients(openstack.FileSource(cloudsPath), cloudName, 50, 100),
 			ResyncPeriod: 10 * time.Minute,
-			// Failed VMs are found by the list check, which tests should not wait 30 s for.
+			// Failed VMs are found by the health check (changes since its previous list; the full
+			// list only every ResyncPeriod), a little more often than the 5 s default.
 			VMHealthPeriod: 3 * time.Second,
 			Workers:        4,
 			// The all-in-one's bus (make test sets it): notifications wake objects at once.

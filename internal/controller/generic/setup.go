@@ -184,7 +184,7 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 	if lister, ok := r.Actuator.(Lister[O, R]); ok && r.listPeriod() > 0 {
 		events := make(chan event.GenericEvent, 1024)
 		b = b.WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{}))
-		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events}); err != nil {
+		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events, polls: map[string]pollState{}}); err != nil {
 			return err
 		}
 	}
@@ -344,20 +344,18 @@ func (rs *resyncer[O, R]) list(ctx context.Context, projectID string, now time.T
 	}
 	p := rs.polls[projectID]
 	since := p.since(now, rs.r.ResyncPeriod)
+	full := since.IsZero()
+	if !full {
+		changesLists.WithLabelValues(rs.r.Name).Inc()
+	}
 	found, at, err := changes.ListSince(ctx, s, since)
 	if err != nil {
 		return nil, false, err
 	}
-	full := since.IsZero()
 	if full {
 		p.fullAt = now
-	} else {
-		changesLists.WithLabelValues(rs.r.Name).Inc()
 	}
 	p.listedAt = at
-	if rs.polls == nil {
-		rs.polls = map[string]pollState{}
-	}
 	rs.polls[projectID] = p
 	return found, full, nil
 }

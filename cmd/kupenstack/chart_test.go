@@ -26,7 +26,7 @@ func TestChartFlags(t *testing.T) {
 		{"defaults", nil, options{
 			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
 			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
-			vmHealthPeriod: 30 * time.Second, validationPeriod: time.Minute, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
+			vmHealthPeriod: 5 * time.Second, validationPeriod: time.Minute, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
 			apiQPS: 20, apiBurst: 40, chartCacheDir: "/tmp/kupenstack-charts",
 		}, false},
 		{"every value set", map[string]any{
@@ -48,7 +48,7 @@ func TestChartFlags(t *testing.T) {
 		}, options{
 			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
 			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
-			vmHealthPeriod: 30 * time.Second, validationPeriod: time.Minute, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
+			vmHealthPeriod: 5 * time.Second, validationPeriod: time.Minute, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
 			apiQPS: 20, apiBurst: 40, notificationsURL: "amqp://u:p@127.0.0.1:5672/", chartCacheDir: "/tmp/kupenstack-charts",
 		}, false},
 	} {

@@ -65,8 +65,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"which cloud of that clouds.yaml to manage [KUPENSTACK_CLOUD]")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", envDuration(getenv, "KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
 		"default period of the drift check of OpenStack resources; 0 turns it off [KUPENSTACK_RESYNC_PERIOD]")
-	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration(getenv, "KUPENSTACK_VM_HEALTH_PERIOD", 30*time.Second),
-		"how often the servers of each project are listed to find failed or vanished VMs [KUPENSTACK_VM_HEALTH_PERIOD]")
+	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration(getenv, "KUPENSTACK_VM_HEALTH_PERIOD", 5*time.Second),
+		"how often each project's servers are checked for failed or vanished VMs: one list of the servers changed since the previous check, a full list every --resync-period [KUPENSTACK_VM_HEALTH_PERIOD]")
 	fs.DurationVar(&o.validationPeriod, "validation-period", envDuration(getenv, "KUPENSTACK_VALIDATION_PERIOD", time.Minute),
 		"how often the validation agent probes each OpenStack service; 0 turns it off [KUPENSTACK_VALIDATION_PERIOD]")
 	fs.StringVar(&o.domainID, "project-domain", env("KUPENSTACK_PROJECT_DOMAIN", "default"),

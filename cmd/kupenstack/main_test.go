@@ -17,7 +17,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{"defaults", nil, nil, func(o options) bool {
 			return o.cloudSecret == "kupenstack-system/kupenstack-cloud" && o.cloudName == "openstack" &&
-				o.resyncPeriod == 10*time.Minute && o.vmHealthPeriod == 30*time.Second && !o.leaderElect && o.memberRole == "member" &&
+				o.resyncPeriod == 10*time.Minute && o.vmHealthPeriod == 5*time.Second && !o.leaderElect && o.memberRole == "member" &&
 				o.validationPeriod == time.Minute
 		}, ""},
 		{"environment", nil, map[string]string{"KUPENSTACK_CLOUD_SECRET": "ops/creds", "KUPENSTACK_CLOUD": "prod",

@@ -44,7 +44,8 @@ type Options struct {
 	NotificationsURL string
 	// Workers is how many objects of each kind are reconciled at once.
 	Workers int
-	// VMHealthPeriod is how often each project's servers are listed to find failed VMs.
+	// VMHealthPeriod is how often each project's servers are checked for failed VMs: a list of
+	// those changed since the previous check, all of them once per ResyncPeriod.
 	VMHealthPeriod time.Duration
 	// DomainID is the Keystone domain of the projects made for namespaces.
 	DomainID string

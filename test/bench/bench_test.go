@@ -42,7 +42,7 @@ var (
 	// resyncPeriod is --resync-period for the whole run: short, so that a few periods fit.
 	resyncPeriod = envDuration("BENCH_RESYNC_PERIOD", 10*time.Second)
 	// vmHealthPeriod is --vm-health-period; the production default unless overridden.
-	vmHealthPeriod = envDuration("BENCH_VM_HEALTH_PERIOD", 30*time.Second)
+	vmHealthPeriod = envDuration("BENCH_VM_HEALTH_PERIOD", 5*time.Second)
 	// phases selects what runs (all by default): converge, heal, idle.
 	phases = os.Getenv("BENCH_PHASES")
 	// notificationsURL turns the operator's notification listener on (BENCH_NOTIFICATIONS=1, with

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
@@ -240,4 +242,48 @@ func TestVirtualMachineRestartPolicyNever(t *testing.T) {
 	if server(t, c, id) != nil {
 		t.Errorf("server %s left behind", id)
 	}
+}
+
+// TestVirtualMachineHealedByChangesList: once a project's first (full) list is done, its health
+// check asks Nova only for the servers changed since the previous list (the next full list is
+// ResyncPeriod, 10 minutes, away); a server forced to ERROR is in the next such list, and replaced.
+// Nothing else wakes this VM (no volume or port whose status could), so without the notification
+// listener (KUPENSTACK_NOTIFICATIONS_URL unset) only a changes list can find the failure within
+// the test's time: the test fails if those lists miss an ERROR server. With the listener on, either
+// may find it first; internal/controller/virtualmachine's TestListSinceAgainstNova checks the
+// lists themselves either way.
+func TestVirtualMachineHealedByChangesList(t *testing.T) {
+	requireCloud(t)
+	c := adminClients(t)
+	ns := newNamespace(t)
+	flavor := vmFlavor(t, ns+"-nano")
+	img := publicImage(ns)
+	vm := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "polled"), Spec: kupenstackv1.VirtualMachineSpec{
+		FlavorRef: flavor.Name, ImageRef: "tiny"}}
+	create(t, img, vm)
+	waitReady(t, vm)
+	// Past the project's first list, so that the next ones are changes lists.
+	time.Sleep(2 * vmHealthPeriod)
+	vmKind := map[string]string{"kind": "VirtualMachine"}
+	changesLists := metricValue(t, "kupenstack_resync_changes_list_calls_total", vmKind)
+	first := vm.Status.ID
+	if err := servers.ResetState(env.Ctx, c.nova, first, servers.StateError).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitVM(t, vm, "replacement ACTIVE", func(vm *kupenstackv1.VirtualMachine) error {
+		if vm.Status.ID == first || vm.Status.RestartCount != 1 || vm.Status.Resource == nil || vm.Status.Resource.Status != "ACTIVE" {
+			return fmt.Errorf("id %s, restarts %d, resource %+v", vm.Status.ID, vm.Status.RestartCount, vm.Status.Resource)
+		}
+		return nil
+	})
+	listener := "off"
+	if os.Getenv("KUPENSTACK_NOTIFICATIONS_URL") != "" {
+		listener = "on"
+	}
+	t.Logf("replacement ACTIVE %s after the reset (notification listener %s)", time.Since(start).Round(100*time.Millisecond), listener)
+	if v := metricValue(t, "kupenstack_resync_changes_list_calls_total", vmKind); v <= changesLists {
+		t.Errorf("no changes list while the failure was found (%v, was %v)", v, changesLists)
+	}
+	deleteAll(t, ns, false, vm, img)
 }

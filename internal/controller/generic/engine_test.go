@@ -204,6 +204,15 @@ var (
 			}); err != nil {
 			return err
 		}
+		// A change-based check every 100 ms, with its full list only hourly, for changes_test.go.
+		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
+			Kind[*kupenstackv1.Router, changedResource]{
+				Name: "Router", Controller: "fake-router", Actuator: changes, ListPeriod: 100 * time.Millisecond,
+				New:     func() *kupenstackv1.Router { return &kupenstackv1.Router{} },
+				NewList: func() client.ObjectList { return &kupenstackv1.RouterList{} },
+			}); err != nil {
+			return err
+		}
 		// A short drift-check period, for resync_test.go.
 		return Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: 200 * time.Millisecond},
 			Kind[*kupenstackv1.Subnet, string]{

@@ -152,3 +152,37 @@ func TestDriftCheckCostsOneListPerProject(t *testing.T) {
 		t.Fatalf("%d creates after one out-of-band deletion; want 1", d)
 	}
 }
+
+// TestPollSince is the change-based check's decision: a full list first and once per fullEvery,
+// else the changes since the previous list's time (the cloud's) less ChangesSkew.
+func TestPollSince(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	cloudAt := now.Add(-time.Hour - 5*time.Second) // the cloud's clock, an hour behind, at the previous list
+	cases := []struct {
+		name      string
+		state     pollState
+		fullEvery time.Duration
+		want      time.Time // zero: a full list
+	}{
+		{name: "first poll: full", fullEvery: 10 * time.Minute},
+		{name: "after a full list: changes since it, less the skew",
+			state: pollState{listedAt: cloudAt, fullAt: now.Add(-5 * time.Second)}, fullEvery: 10 * time.Minute,
+			want: cloudAt.Add(-ChangesSkew)},
+		{name: "just before the full-list period: still changes",
+			state: pollState{listedAt: cloudAt, fullAt: now.Add(-10*time.Minute + time.Millisecond)}, fullEvery: 10 * time.Minute,
+			want: cloudAt.Add(-ChangesSkew)},
+		{name: "full-list period over: full",
+			state: pollState{listedAt: cloudAt, fullAt: now.Add(-10 * time.Minute)}, fullEvery: 10 * time.Minute},
+		{name: "drift check off (0): always full",
+			state: pollState{listedAt: cloudAt, fullAt: now.Add(-time.Second)}, fullEvery: 0},
+		{name: "no time from the previous list: full",
+			state: pollState{fullAt: now.Add(-5 * time.Second)}, fullEvery: 10 * time.Minute},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.state.since(now, tc.fullEvery); !got.Equal(tc.want) {
+				t.Errorf("since = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

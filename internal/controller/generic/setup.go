@@ -3,6 +3,7 @@ package generic
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -34,6 +35,10 @@ var (
 		Name: "kupenstack_resync_list_calls_total",
 		Help: "List calls made by the periodic drift check, by kind (one per kind and project per period).",
 	}, []string{"kind"})
+	changesLists = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kupenstack_resync_changes_list_calls_total",
+		Help: "Of the drift check's list calls, those that asked only for the resources changed since the previous list (VirtualMachine's health check), by kind.",
+	}, []string{"kind"})
 	driftRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kupenstack_drift_repairs_total",
 		Help: "OpenStack resources brought back in line with their object (updated or re-created), by kind.",
@@ -44,7 +49,7 @@ var (
 	}, []string{"kind"})
 )
 
-func init() { metrics.Registry.MustRegister(resyncLists, driftRepairs, heals) }
+func init() { metrics.Registry.MustRegister(resyncLists, changesLists, driftRepairs, heals) }
 
 // Dependency declares that objects of one kind refer by name to objects of another kind in the
 // same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
@@ -102,6 +107,19 @@ type Lister[O Object, R any] interface {
 	ListAll(ctx context.Context, s Scope) ([]*R, error)
 	// InSync says whether res still matches obj's spec.
 	InSync(obj O, res *R) bool
+}
+
+// ChangeLister is a Lister whose cloud can also list just the resources changed since a time,
+// deleted ones included (Nova's changes-since). Its check can then run often and still cost
+// little: most polls ask only for the changes since the previous list, and the full list is
+// made once per ResyncPeriod (see pollState).
+type ChangeLister[O Object, R any] interface {
+	Lister[O, R]
+	// ListSince lists the scope's resources changed at or after since, deleted ones included (the
+	// actuator's InSync must report those as not in sync), or all of them when since is zero. at
+	// is when the cloud took the list, by its own clock when it tells (else the local one): the
+	// next call's since is derived from it.
+	ListSince(ctx context.Context, s Scope, since time.Time) (found []*R, at time.Time, err error)
 }
 
 // Setup registers a kind's controller: its own objects, the Project of their namespace, the
@@ -166,7 +184,7 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 	if lister, ok := r.Actuator.(Lister[O, R]); ok && r.listPeriod() > 0 {
 		events := make(chan event.GenericEvent, 1024)
 		b = b.WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{}))
-		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events}); err != nil {
+		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events, polls: map[string]pollState{}}); err != nil {
 			return err
 		}
 	}
@@ -208,6 +226,32 @@ type resyncer[O Object, R any] struct {
 	r      *Reconciler[O, R]
 	lister Lister[O, R]
 	events chan event.GenericEvent
+	// polls is what a ChangeLister's check remembers per project ID; only Start's goroutine uses it.
+	polls map[string]pollState
+}
+
+// ChangesSkew is taken off the previous list's time to make the next changes-since list: a
+// resource's update time is written by whichever of the cloud's services changed it, whose clock
+// may be a little off from the one that answered the list, and a change committed while that
+// list ran may carry a time before it. Listing a few seconds twice costs nothing; missing a
+// change would leave a failed VM alone until the next full list.
+const ChangesSkew = 5 * time.Second
+
+// pollState is what a ChangeLister's check remembers about one project between polls.
+type pollState struct {
+	listedAt time.Time // when the previous list was taken, by the cloud's clock
+	fullAt   time.Time // when the last full list was made, by the local clock
+}
+
+// since says what a poll at now lists: everything (zero) on the first poll and once every
+// fullEvery, the safety net for what a changes-since list cannot show (a deleted row the cloud
+// has already purged, a clock far off); else the changes since the previous list less
+// ChangesSkew. fullEvery <= 0 (the drift check turned off) makes every list a full one.
+func (p pollState) since(now time.Time, fullEvery time.Duration) time.Time {
+	if p.fullAt.IsZero() || p.listedAt.IsZero() || now.Sub(p.fullAt) >= fullEvery {
+		return time.Time{}
+	}
+	return p.listedAt.Add(-ChangesSkew)
 }
 
 // listPeriod is the period of the kind's list-based check.
@@ -245,11 +289,14 @@ func (rs *resyncer[O, R]) once(ctx context.Context) {
 		log.Error(err, "drift check: listing projects")
 		return
 	}
+	seen := map[string]bool{}
 	for _, p := range projects.Items {
 		if p.Status.ID != "" && conditions.IsReady(p.Status.Conditions, p.Generation) {
+			seen[p.Status.ID] = true
 			rs.check(ctx, p.Spec.Namespace, p.Status.ID)
 		}
 	}
+	maps.DeleteFunc(rs.polls, func(id string, _ pollState) bool { return !seen[id] }) // projects gone
 }
 
 // check compares the kind's objects in namespace with one list of projectID's resources.
@@ -259,7 +306,7 @@ func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string
 		return // nothing of this kind here: no OpenStack call
 	}
 	resyncLists.WithLabelValues(rs.r.Name).Inc()
-	found, err := rs.lister.ListAll(ctx, Scope{Clients: rs.r.Clients, ProjectID: projectID})
+	found, full, err := rs.list(ctx, projectID, time.Now())
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "drift check: listing OpenStack resources", "kind", rs.r.Name, "project", projectID)
 		return
@@ -274,11 +321,43 @@ func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string
 		if id == "" || obj.GetManagedSpec().ResyncPeriod != nil || unrecoverable(obj) {
 			return nil // not created yet, checked on its own period, or waiting for a spec change
 		}
-		if res, ok := byID[id]; !ok || !rs.lister.InSync(obj, res) {
+		res, ok := byID[id]
+		if !ok && !full {
+			return nil // unchanged since the previous list
+		}
+		if !ok || !rs.lister.InSync(obj, res) {
 			rs.events <- event.GenericEvent{Object: obj}
 		}
 		return nil
 	})
+}
+
+// list makes the project's list for this poll and says whether it was a full one: with a
+// ChangeLister, mostly the changes since the previous list (see pollState.since), else all.
+// A failed list leaves the state as it was, so the next poll covers the same changes again.
+func (rs *resyncer[O, R]) list(ctx context.Context, projectID string, now time.Time) ([]*R, bool, error) {
+	s := Scope{Clients: rs.r.Clients, ProjectID: projectID}
+	changes, ok := rs.lister.(ChangeLister[O, R])
+	if !ok {
+		found, err := rs.lister.ListAll(ctx, s)
+		return found, true, err
+	}
+	p := rs.polls[projectID]
+	since := p.since(now, rs.r.ResyncPeriod)
+	full := since.IsZero()
+	if !full {
+		changesLists.WithLabelValues(rs.r.Name).Inc()
+	}
+	found, at, err := changes.ListSince(ctx, s, since)
+	if err != nil {
+		return nil, false, err
+	}
+	if full {
+		p.fullAt = now
+	}
+	p.listedAt = at
+	rs.polls[projectID] = p
+	return found, full, nil
 }
 
 // unrecoverable says whether obj is Degraded for a reason only a spec change can fix: checking it

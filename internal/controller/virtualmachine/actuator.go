@@ -16,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
+	"github.com/gophercloud/gophercloud/v2/pagination"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,7 +41,8 @@ const microversion = "2.71"
 const maxUserData = 65535
 
 // Setup registers the VirtualMachine controller. healthPeriod is how often the servers of every
-// project are listed (one call per project) to find failed and vanished ones.
+// project are listed (one call per project) to find failed and vanished ones: mostly only those
+// changed since the previous list (ListSince), all of them once per resync period.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, healthPeriod time.Duration) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.VirtualMachine, servers.Server]{
 		Name:         "VirtualMachine",
@@ -112,9 +114,9 @@ type actuator struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
-	_ generic.Lister[*kupenstackv1.VirtualMachine, servers.Server]   = actuator{}
-	_ generic.Healer[*kupenstackv1.VirtualMachine, servers.Server]   = actuator{}
+	_ generic.Actuator[*kupenstackv1.VirtualMachine, servers.Server]     = actuator{}
+	_ generic.ChangeLister[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
+	_ generic.Healer[*kupenstackv1.VirtualMachine, servers.Server]       = actuator{}
 )
 
 // admin reads servers with the admin scope, which also shows their host; servers are created in
@@ -151,6 +153,51 @@ func list(ctx context.Context, s generic.Scope, tag string) ([]*servers.Server, 
 
 func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*servers.Server, error) {
 	return list(ctx, s, "")
+}
+
+// ListSince lists the project's servers whose updated_at is at or after since (Nova's
+// changes-since, which also returns servers deleted since then, with status DELETED), or all of
+// them when since is zero. at is when Nova received the call, by Nova's clock (novaTime).
+func (actuator) ListSince(ctx context.Context, s generic.Scope, since time.Time) ([]*servers.Server, time.Time, error) {
+	sc, err := admin(ctx, s)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	opts := servers.ListOpts{AllTenants: true, TenantID: s.ProjectID}
+	if !since.IsZero() {
+		// ISO 8601 in UTC; whole seconds, which only widens the window.
+		opts.ChangesSince = since.UTC().Format(time.RFC3339)
+	}
+	pager := servers.List(sc, opts)
+	if pager.Err != nil {
+		return nil, time.Time{}, pager.Err
+	}
+	start := time.Now()
+	var at time.Time
+	// The first answer's Date header, read as the page is made: AllPages keeps no headers, and
+	// EachPage skips the empty page a quiet project's changes list usually is.
+	pages, err := pager.WithPageCreator(func(r pagination.PageResult) pagination.Page {
+		if at.IsZero() {
+			at = novaTime(r.Header, start, time.Now())
+		}
+		return servers.ServerPage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}}
+	}).AllPages(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	found, err := generic.Pointers(servers.ExtractServers(pages))
+	return found, at, err
+}
+
+// novaTime is when a call sent at start and answered at end reached Nova, by Nova's clock: the
+// answer's Date less the time the call took (Date has whole seconds, which errs early, the safe
+// side). Without a Date, the local start.
+func novaTime(h http.Header, start, end time.Time) time.Time {
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return start
+	}
+	return date.Add(-end.Sub(start))
 }
 
 // Deleting tells the engine that Nova is deleting the server already (no second DELETE).
@@ -548,6 +595,9 @@ func (a actuator) Heal(vm *kupenstackv1.VirtualMachine, failure string, now time
 
 // InSync: the list shows the server as it was last observed, and nothing to change or heal.
 func (actuator) InSync(vm *kupenstackv1.VirtualMachine, srv *servers.Server) bool {
+	if srv.Status == "DELETED" {
+		return false // a changes-since list shows a deleted server: gone, even for an unmanaged VM
+	}
 	if vm.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
 		return true
 	}

@@ -70,10 +70,28 @@ step() {
   exit 1
 }
 
-# operator_running: the process of the pid file is still our operator binary.
+# operator_exe: the executable of the pid file's process, as the kernel names it: a binary that
+# was replaced since the process started (go build removes and re-creates bin/kupenstack) reads
+# "<path> (deleted)".
+operator_exe() {
+  [[ -f $STATE/kupenstack.pid ]] && readlink "/proc/$(<"$STATE/kupenstack.pid")/exe" 2>/dev/null
+}
+
+# operator_running: the process of the pid file is a quickstart operator: bin/kupenstack of this
+# checkout or of another one sharing the state directory, possibly rebuilt since it started. A
+# rebuilt binary must count: otherwise `up` would start a second operator beside it (and `down`
+# leave it running), and two operators without a leader reconcile every object twice, creating
+# two servers for one VM, one of which nobody deletes.
 operator_running() {
-  [[ -f $STATE/kupenstack.pid ]] &&
-    [[ $(readlink "/proc/$(<"$STATE/kupenstack.pid")/exe" 2>/dev/null) == "$(readlink -f "$OPERATOR")" ]]
+  local exe
+  exe=$(operator_exe) || return 1
+  exe=${exe% (deleted)}
+  [[ $exe == */bin/kupenstack ]]
+}
+
+# operator_current: the running operator is this checkout's binary as it is now.
+operator_current() {
+  [[ $(operator_exe) == "$(readlink -f "$OPERATOR")" ]] && [[ ! $OPERATOR -nt $STATE/kupenstack.pid ]]
 }
 
 port_free() { ! ss -Hltn "sport = :$1" | grep -q .; }
@@ -122,10 +140,10 @@ build() {
   cd "$ROOT" && go build -o "$OPERATOR" ./cmd/kupenstack
 }
 
-# operator: started once; restarted when the binary is newer than the running process.
+# operator: started once; restarted when the binary changed since (or another checkout's runs).
 operator() {
   if operator_running; then
-    if [[ $OPERATOR -nt $STATE/kupenstack.pid ]]; then stop_operator; else echo "operator running"; fi
+    if operator_current; then echo "operator running"; else stop_operator; fi
   fi
   if ! operator_running; then
     local metrics probe
@@ -133,7 +151,10 @@ operator() {
     probe=$(free_port $((metrics + 1)))
     echo "$probe" >"$STATE/probe-port"
     echo "starting the operator: metrics on 127.0.0.1:$metrics, probes on 127.0.0.1:$probe"
+    # Leader election: should a second operator ever run against this cluster (started by hand,
+    # or by an older quickstart), it waits instead of reconciling every object a second time.
     KUBECONFIG=$KC setsid "$OPERATOR" --cloud aio --lcm on \
+      --leader-elect --leader-election-namespace kupenstack-system \
       --notifications-url amqp://guest:guest@127.0.0.1:5672/ \
       --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" \
       --chart-cache-dir "$STATE/chart-cache" >>"$LOGS/operator.log" 2>&1 </dev/null &
@@ -245,6 +266,9 @@ status() {
   TOOLS=$TOOLS "$ROOT/hack/local-cluster.sh" status || true
   if kubectl get --raw /readyz >/dev/null 2>&1; then kubectl get openstack -A; fi
 }
+
+# Sourced (test/quickstart does, to test the operator's start and stop): functions only.
+[[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
 
 case ${1:-} in
   up | down | status) "$1" ;;

@@ -52,12 +52,13 @@ func TestDashboardMetricsExist(t *testing.T) {
 		}
 	}
 	// What the dashboard is for: reconciles, OpenStack API calls, heals, drift repairs,
-	// notifications and the cloud life-cycle's components.
+	// notifications, the cloud life-cycle's components and the validation agent's service health.
 	for _, want := range []string{"controller_runtime_reconcile_total", "controller_runtime_reconcile_errors_total",
 		"controller_runtime_reconcile_time_seconds_bucket", "kupenstack_openstack_requests_total",
 		"kupenstack_openstack_request_duration_seconds_bucket", "kupenstack_heals_total",
 		"kupenstack_drift_repairs_total", "kupenstack_notifications_received_total",
-		"kupenstack_lcm_component_ready", "kupenstack_lcm_helm_actions_total"} {
+		"kupenstack_lcm_component_ready", "kupenstack_lcm_helm_actions_total", "kupenstack_service_healthy",
+		"kupenstack_service_probe_duration_seconds_bucket", "kupenstack_service_probe_failures_total"} {
 		if !queried[want] {
 			t.Errorf("no panel queries %s", want)
 		}

@@ -119,6 +119,17 @@ type Healer[O Object, R any] interface {
 	Heal(obj O, failure string, now time.Time) HealDecision
 }
 
+// OwnedLister is implemented by kinds whose every resource created for an object must go with
+// it (VirtualMachine). Normally there is one, the one in the status; but two reconcilers racing on
+// one object (a second operator without leader election) both find none and both create one, and
+// the one whose ID was overwritten is then nobody's: a server that would keep its ports, and with
+// them the subnet and security groups, forever. Deletion therefore deletes, and waits for, every
+// resource ListOwned returns before it removes the finalizer.
+type OwnedLister[O Object, R any] interface {
+	// ListOwned lists every resource carrying obj's owner tag, those being deleted included.
+	ListOwned(ctx context.Context, s Scope, obj O) ([]*R, error)
+}
+
 // HealDecision is what a Healer decided about a failure.
 type HealDecision struct {
 	// Replace now.
@@ -453,15 +464,19 @@ func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, err
 		res, err = r.Actuator.FindOwned(ctx, s, obj) // created, but the ID never reached the status
 	}
 	switch {
-	case err == nil && res == nil: // nothing was ever created
-		return true, nil
-	case openstack.IsNotFound(err):
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Deleted", "Delete", "deleted %s %s", r.Name, obj.GetManagedStatus().ID)
+	case err == nil && res == nil, openstack.IsNotFound(err): // never created, or gone
+		gone := err != nil
+		if left, err := r.deleteLeftovers(ctx, s, obj); err != nil || left {
+			return false, err
+		}
+		if gone {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Deleted", "Delete", "deleted %s %s", r.Name, obj.GetManagedStatus().ID)
+		}
 		return true, nil
 	case err != nil:
 		return false, err
 	}
-	if d, ok := r.Actuator.(interface{ Deleting(*R) bool }); ok && d.Deleting(res) {
+	if r.deleting(res) {
 		return false, nil // asked already: wait for it to go, without asking again
 	}
 	if err := r.Actuator.Delete(ctx, s, res); err != nil && !openstack.IsNotFound(err) {
@@ -476,6 +491,36 @@ func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, err
 		}
 	}
 	return false, nil
+}
+
+// deleting says whether OpenStack is deleting res already (kinds without the notion: never).
+func (r *Reconciler[O, R]) deleting(res *R) bool {
+	d, ok := r.Actuator.(interface{ Deleting(*R) bool })
+	return ok && d.Deleting(res)
+}
+
+// deleteLeftovers deletes the resources created for obj other than the one its status names (see
+// OwnedLister) and says whether any is left to wait for.
+func (r *Reconciler[O, R]) deleteLeftovers(ctx context.Context, s Scope, obj O) (bool, error) {
+	owned, ok := r.Actuator.(OwnedLister[O, R])
+	if !ok || obj.GetManagedSpec().Import != nil {
+		return false, nil
+	}
+	left, err := owned.ListOwned(ctx, s, obj)
+	if err != nil {
+		return false, err
+	}
+	for _, res := range left {
+		if r.deleting(res) {
+			continue
+		}
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletingDuplicate", "Delete",
+			"deleting %s %s, also created for this object", r.Name, r.Actuator.ID(res))
+		if err := r.Actuator.Delete(ctx, s, res); err != nil && !openstack.IsNotFound(err) {
+			return true, err
+		}
+	}
+	return len(left) > 0, nil
 }
 
 // resyncAfter is the jittered time until this object's own drift check: only for objects with

@@ -117,6 +117,7 @@ var (
 	_ generic.Actuator[*kupenstackv1.VirtualMachine, servers.Server]     = actuator{}
 	_ generic.ChangeLister[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
 	_ generic.Healer[*kupenstackv1.VirtualMachine, servers.Server]       = actuator{}
+	_ generic.OwnedLister[*kupenstackv1.VirtualMachine, servers.Server]  = actuator{}
 )
 
 // admin reads servers with the admin scope, which also shows their host; servers are created in
@@ -221,6 +222,16 @@ func (actuator) FindOwned(ctx context.Context, s generic.Scope, vm *kupenstackv1
 		}
 	}
 	return nil, nil
+}
+
+// ListOwned lists every server created for this VM, those Nova is still deleting included: a
+// deleted VM waits for all of them, since each holds ports (and their IPs in the subnet) until it
+// is gone. A (soft-)deleted server counts as gone, as for Get.
+func (actuator) ListOwned(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine) ([]*servers.Server, error) {
+	found, err := list(ctx, s, generic.OwnerTag(vm))
+	return slices.DeleteFunc(found, func(srv *servers.Server) bool {
+		return srv.Status == "DELETED" || srv.Status == "SOFT_DELETED"
+	}), err
 }
 
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine) (*servers.Server, error) {

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/controller/nova"
+	"github.com/kupenstack/kupenstack/internal/openstack"
+)
+
+// TestDeletedVMTakesItsDuplicateServers: two operators reconciling one cluster (no leader
+// election: the quickstart once started a second one beside the first) both find no server for a
+// new VM and both create one; the VM's status keeps one ID, and the other server is nobody's.
+// Deleting the VM must delete both: the forgotten one keeps its port, whose IP allocation makes
+// Neutron refuse to delete the subnet (409 "One or more ports have an IP allocation from this
+// subnet"), so the namespace's deletion hung on Network -> Subnet.
+func TestDeletedVMTakesItsDuplicateServers(t *testing.T) {
+	requireCloud(t)
+	c := adminClients(t)
+	ns := newNamespace(t)
+	flavor := vmFlavor(t, ns+"-nano")
+	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
+	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
+		NetworkRef: "net", CIDR: fmt.Sprintf("10.63.%d.0/24", cidrCounter.Add(1)%250)}}
+	vm := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "web"), Spec: kupenstackv1.VirtualMachineSpec{
+		FlavorRef: flavor.Name, ImageRef: "tiny", Networks: []kupenstackv1.VirtualMachineNIC{{NetworkRef: "net"}}}}
+	img := publicImage(ns)
+	create(t, img, net, sub)
+	waitReady(t, sub) // Nova boots on a network only once it has a subnet
+	create(t, vm)
+	waitReady(t, vm)
+	waitReady(t, net)
+	waitReady(t, flavor)
+	waitReady(t, img)
+	project := projectID(t, ns)
+
+	// The second operator's create: the same request, in the namespace's project, with the VM's
+	// owner tag, on its network (so Nova gives it a port of its own).
+	second := openstack.NewClients(openstack.FileSource(cloudsPath), cloudName, 50, 100)
+	sc, err := nova.Client(env.Ctx, generic.Scope{Clients: second, ProjectID: project}, "2.71")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup, err := servers.Create(env.Ctx, sc, servers.CreateOpts{
+		Name: vm.Name, FlavorRef: flavor.Status.ID, ImageRef: img.Status.ID,
+		Networks: []servers.Network{{UUID: net.Status.ID}}, Tags: []string{generic.OwnerTag(vm)},
+	}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the duplicate server active with its port", func() error {
+		srv := server(t, c, dup.ID)
+		if srv == nil || srv.Status != "ACTIVE" || len(srv.Addresses) == 0 {
+			return fmt.Errorf("%+v", srv)
+		}
+		return nil
+	})
+	if vm.Status.ID == dup.ID {
+		t.Fatal("the VM tracks the duplicate")
+	}
+
+	if err := env.Client.Delete(env.Ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, vm)
+	owned := func() []string {
+		t.Helper()
+		pages, err := servers.List(c.nova, servers.ListOpts{AllTenants: true, TenantID: project, Tags: generic.OwnerTag(vm)}).AllPages(env.Ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := servers.ExtractServers(pages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, srv := range all {
+			if !gone(&srv) {
+				out = append(out, srv.ID+" "+srv.Status+"/"+srv.TaskState)
+			}
+		}
+		return out
+	}
+	if left := owned(); len(left) > 0 {
+		// The VM object is gone: nothing deletes these any more. Clean up, then see the subnet go.
+		t.Errorf("the VM is gone but servers created for it are left in OpenStack: %v", left)
+		for _, id := range []string{vm.Status.ID, dup.ID} {
+			_ = servers.Delete(env.Ctx, c.nova, id).ExtractErr()
+		}
+		eventually(t, "left-over servers deleted by the test", func() error {
+			if left := owned(); len(left) > 0 {
+				return fmt.Errorf("%v", left)
+			}
+			return nil
+		})
+	}
+	if ev := eventsFor(t, vm); ev["DeletingDuplicate"] != 1 {
+		t.Errorf("events %v: want one DeletingDuplicate", ev)
+	}
+
+	// With no server left on it, the subnet and the network can go.
+	deleteAll(t, ns, false, []client.Object{sub, net, img}...)
+}

@@ -344,7 +344,7 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 	}
 	srv, err := servers.Create(ctx, sc, create, hints).Extract()
 	if err != nil {
-		return nil, replacingPortBusy(vm, err, time.Now())
+		return nil, networkWithoutSubnet(replacingPortBusy(vm, err, time.Now()))
 	}
 	vm.Status.AppliedPowerState = kupenstackv1.PowerStateRunning
 	// The create response has the ID only; the first observation must not look like an error.

@@ -2,9 +2,11 @@ package virtualmachine
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -74,4 +76,15 @@ func replacingPortBusy(vm *kupenstackv1.VirtualMachine, err error, now time.Time
 		return err
 	}
 	return generic.WaitFor("waiting for the replaced server to release its port", 2*time.Second)
+}
+
+// networkWithoutSubnet turns Nova's 400 "Network <id> requires a subnet in order to boot
+// instances on" into a short wait: a VM applied together with its Network and Subnet (kubectl
+// apply -f of a directory) can be created before the subnet, which then comes within seconds;
+// as an error it would wait for the error backoff instead.
+func networkWithoutSubnet(err error) error {
+	if err == nil || !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) || !strings.Contains(err.Error(), "requires a subnet") {
+		return err
+	}
+	return generic.WaitFor("waiting for a subnet on the VM's network: Nova boots servers only on networks with one", 3*time.Second)
 }

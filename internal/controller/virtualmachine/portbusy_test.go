@@ -45,3 +45,27 @@ func TestReplacingPortBusy(t *testing.T) {
 		}
 	}
 }
+
+func TestNetworkWithoutSubnet(t *testing.T) {
+	status := func(code int, msg string) error {
+		return gophercloud.ErrUnexpectedResponseCode{Method: "POST", URL: "http://127.0.0.1:8774/v2.1/servers",
+			Expected: []int{202}, Actual: code, Body: []byte(`{"badRequest": {"code": 400, "message": "` + msg + `"}}`)}
+	}
+	noSubnet := "Network 5b3e0c7e-51a8-4a43-9d0b-2f6b8a4c0d11 requires a subnet in order to boot instances on."
+	for _, c := range []struct {
+		name string
+		err  error
+		wait bool
+	}{
+		{"network without subnet", status(400, noSubnet), true},
+		{"other bad request", status(400, "Invalid flavorRef provided."), false},
+		{"same words, not a 400", status(409, noSubnet), false},
+		{"no error", nil, false},
+	} {
+		got := networkWithoutSubnet(c.err)
+		waits := got != nil && strings.Contains(got.Error(), "waiting for a subnet")
+		if waits != c.wait || (!c.wait && fmt.Sprint(got) != fmt.Sprint(c.err)) {
+			t.Errorf("%s: %v, want a wait: %v", c.name, got, c.wait)
+		}
+	}
+}

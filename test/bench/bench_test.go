@@ -143,18 +143,7 @@ func TestBench(t *testing.T) {
 // waitFor polls cond every interval until it returns nil, failing after limit (a hang guard,
 // not a performance assertion).
 func waitFor(t *testing.T, what string, interval, limit time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not done after %s: %v", what, limit, err)
-		}
-		time.Sleep(interval)
-	}
+	testenv.Eventually(t, limit, interval, fmt.Sprintf("%s: still not done after %s", what, limit), cond)
 }
 
 // ready says whether obj is Ready for its current generation.

@@ -117,18 +117,7 @@ func newNamespace(t *testing.T) string {
 // eventually polls cond until it returns nil; the deadline only bounds how long a broken
 // operator makes the test hang, it is not a performance assertion.
 func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, 90*time.Second, 200*time.Millisecond, what, cond)
 }
 
 // deleteProject deletes the namespace's Project (as namespace deletion's garbage collection

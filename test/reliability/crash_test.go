@@ -309,16 +309,5 @@ func cleanupCloud(c cloud, ns string) {
 }
 
 func waitUntil(t *testing.T, limit time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testenv.Eventually(t, limit, 500*time.Millisecond, what, cond)
 }

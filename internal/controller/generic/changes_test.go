@@ -12,6 +12,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
 // changedResource is a resource of changesCloud: State is "ok", "ERROR" or "DELETED" (kept, as
@@ -206,16 +207,5 @@ func TestChangesSincePoll(t *testing.T) {
 
 // waitUntil polls cond until it returns nil, for at most 30 s.
 func waitUntil(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, 20*time.Millisecond, what, cond)
 }

@@ -24,18 +24,7 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 // eventually polls cond until it returns nil; the deadline only bounds how long a broken
 // controller makes the test hang.
 func eventually(t *testing.T, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, time.Minute, 100*time.Millisecond, "", cond)
 }
 
 // newNode creates a Kubernetes Node (no kubelet: only its object) with labels.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
 var nsCounter atomic.Int32
@@ -35,18 +36,7 @@ func newNamespace(t *testing.T, labels map[string]string) *corev1.Namespace {
 // eventually polls cond until it returns nil or the deadline passes. Waiting is not a timing
 // assertion: the deadline only bounds how long a broken controller makes the test hang.
 func eventually(t *testing.T, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "", cond)
 }
 
 func TestLabelledNamespaceGetsProject(t *testing.T) {

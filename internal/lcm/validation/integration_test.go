@@ -59,18 +59,7 @@ func requireCloud(t *testing.T) (cloudsYAML []byte, cloud string) {
 // eventually polls cond until it returns nil; the deadline only bounds how long a broken agent
 // makes the test hang.
 func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, 3*time.Minute, 200*time.Millisecond, what, cond)
 }
 
 // TestAgentOnTheCloud runs the agent in a manager against the real cloud: every service

@@ -31,18 +31,7 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 // eventually polls cond until it returns nil; the deadline only bounds how long a broken
 // cluster makes the test hang (the pod garbage collector alone takes up to a minute).
 func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v (control-plane logs: %s)", what, err, env.ProcessLogDir())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, 3*time.Minute, 200*time.Millisecond, what+" (control-plane logs: "+env.ProcessLogDir()+")", cond)
 }
 
 func namespace(t *testing.T) string {

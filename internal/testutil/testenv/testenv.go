@@ -245,3 +245,24 @@ func (e *Env) startControllerManager(ctx context.Context, te *envtest.Environmen
 	}
 	return e.startCluster(ctx, assets, kubeconfig)
 }
+
+// Eventually polls cond every interval until it returns nil, and fails the test with what and
+// cond's last error once limit has passed. The limit only bounds how long a broken controller
+// makes a test hang; it is not a performance assertion.
+func Eventually(t testing.TB, limit, interval time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			if what == "" {
+				t.Fatal(err)
+			}
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(interval)
+	}
+}

@@ -38,18 +38,7 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 // eventually polls cond until it returns nil; the deadline only bounds how long a broken
 // controller makes the test hang.
 func eventually(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, timeout, 200*time.Millisecond, "", cond)
 }
 
 func fixtureCharts(t *testing.T) string {

@@ -41,4 +41,9 @@ func TestVMWaitsForTheSubnetOfItsNetwork(t *testing.T) {
 		NetworkRef: "net", CIDR: fmt.Sprintf("10.64.%d.0/24", cidrCounter.Add(1)%250)}}
 	create(t, sub)
 	waitReady(t, vm)
+	id := vm.Status.ID
+	deleteAll(t, ns, false, vm, sub, net, img)
+	if server(t, adminClients(t), id) != nil {
+		t.Errorf("server %s left behind", id)
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -105,4 +107,41 @@ func TestDeletedVMTakesItsDuplicateServers(t *testing.T) {
 
 	// With no server left on it, the subnet and the network can go.
 	deleteAll(t, ns, false, []client.Object{sub, net, img}...)
+}
+
+// TestDeletedPortTakesItsLateDuplicate: Zed's Neutron tags a port only after creating it, so a
+// create in flight when the operator is SIGKILLed can land, untagged, after the restarted operator
+// made and tagged its own (the reliability suite's crash test found two ports of one object).
+// Deleting the Port object must delete that one too, or it keeps the network and subnet alive.
+func TestDeletedPortTakesItsLateDuplicate(t *testing.T) {
+	requireCloud(t)
+	c := adminClients(t)
+	ns := newNamespace(t)
+	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
+	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
+		NetworkRef: "net", CIDR: fmt.Sprintf("10.65.%d.0/24", cidrCounter.Add(1)%250)}}
+	port := &kupenstackv1.Port{ObjectMeta: objMeta(ns, "p"), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
+	create(t, net, sub)
+	waitReady(t, sub)
+	waitReady(t, net)
+	create(t, port)
+	waitReady(t, port)
+	// The late create: same name, same project, no tag.
+	late, err := ports.Create(env.Ctx, c.neutron, ports.CreateOpts{Name: port.Name, NetworkID: net.Status.ID,
+		ProjectID: projectID(t, ns)}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(env.Ctx, port); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, port)
+	if err := ports.Get(env.Ctx, c.neutron, late.ID).Err; !gophercloud.ResponseCodeIs(err, 404) {
+		_ = ports.Delete(env.Ctx, c.neutron, late.ID).ExtractErr()
+		t.Errorf("the Port object is gone but its late duplicate %s is left (%v)", late.ID, err)
+	}
+	if ev := eventsFor(t, port); ev["DeletingDuplicate"] != 1 {
+		t.Errorf("events %v: want one DeletingDuplicate", ev)
+	}
+	deleteAll(t, ns, false, sub, net)
 }

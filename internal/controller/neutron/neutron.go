@@ -118,6 +118,34 @@ func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (
 		}, r.API.TagsOf, r.API.CreatedAt)
 }
 
+// TaggedOrNamed lists every resource made for obj: those carrying its owner tag and, as in
+// FindOwned, untagged ones of its name made after it. Zed's Neutron tags only after the create
+// call, so a create still in flight when the operator was SIGKILLed can land, untagged, after
+// the restarted operator made and tagged its own; deleting the object must take that one too (a
+// port left behind blocks its subnet's and network's deletion). A kind opts in from its
+// actuator's ListOwned (generic.OwnedLister); not for names OpenStack gives itself (a project's
+// "default" security group).
+func (r Resource[O, R]) TaggedOrNamed(ctx context.Context, s generic.Scope, obj O) ([]*R, error) {
+	found, err := r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: generic.OwnerTag(obj)})
+	if err != nil {
+		return nil, err
+	}
+	name := r.NameOf(obj)
+	if name == "" {
+		return generic.Pointers(found, nil)
+	}
+	named, err := r.list(ctx, s, Filter{ProjectID: s.ProjectID, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	for i := range named {
+		if len(r.API.TagsOf(&named[i])) == 0 && generic.MaybeOurs(obj, nil, r.API.CreatedAt(&named[i])) {
+			found = append(found, named[i])
+		}
+	}
+	return generic.Pointers(found, nil)
+}
+
 // FindImport does not filter by project: an import may name anything the project can see, such
 // as the cloud's shared external network.
 func (r Resource[O, R]) FindImport(ctx context.Context, s generic.Scope, obj O) (*R, error) {

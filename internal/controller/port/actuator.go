@@ -84,9 +84,16 @@ type actuator struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Port, osPort] = actuator{}
-	_ generic.Lister[*kupenstackv1.Port, osPort]   = actuator{}
+	_ generic.Actuator[*kupenstackv1.Port, osPort]    = actuator{}
+	_ generic.Lister[*kupenstackv1.Port, osPort]      = actuator{}
+	_ generic.OwnedLister[*kupenstackv1.Port, osPort] = actuator{}
 )
+
+// ListOwned: a port created twice (a create in flight while the operator was killed) goes with
+// its object, or it would keep its network and subnet from being deleted.
+func (a actuator) ListOwned(ctx context.Context, s generic.Scope, p *kupenstackv1.Port) ([]*osPort, error) {
+	return a.TaggedOrNamed(ctx, s, p)
+}
 
 func name(p *kupenstackv1.Port) string { return generic.Name(p, p.Spec.Name) }
 

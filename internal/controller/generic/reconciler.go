@@ -147,6 +147,8 @@ type Reconciler[O Object, R any] struct {
 	Kind[O, R]
 	Client   client.Client
 	Recorder events.EventRecorder
+	// dups are the duplicates the drift check found, for the objects' next passes (Claimer).
+	dups duplicates
 }
 
 // Finalizer is the finalizer of every OpenStack resource kind.
@@ -234,6 +236,9 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 	res, out := r.getOrCreate(ctx, s, obj, before)
 	if res == nil {
 		return out
+	}
+	if err := r.deleteDuplicates(ctx, s, obj, res); err != nil {
+		return errorOutcome(err)
 	}
 	if obj.GetManagedSpec().ManagementPolicy != kupenstackv1.ManagementPolicyUnmanaged {
 		updated, changed, err := r.Actuator.Update(ctx, s, obj, res)
@@ -402,6 +407,7 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return ctrl.Result{}, nil
 	}
+	r.dups.take(obj.GetUID()) // deletion takes every resource made for obj (OwnedLister)
 	// Deletion guard: OpenStack would refuse (or orphan) a resource still in use.
 	if users, err := r.Registry.Dependents(ctx, r.Client, r.Name, obj.GetNamespace(), obj.GetName()); err != nil || len(users) > 0 {
 		if err != nil {

@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
 // listingActuator manages Subnet objects (only a carrier here) on an in-memory map and counts
@@ -84,6 +86,20 @@ func (a *listingActuator) ListAll(context.Context, Scope) ([]*string, error) {
 }
 
 func (a *listingActuator) InSync(*kupenstackv1.Subnet, *string) bool { return true }
+
+// Claims: a resource is the object's whose UID it was made for.
+func (a *listingActuator) Claims(s *kupenstackv1.Subnet, id *string, _ time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.resources[*id] == string(s.UID)
+}
+
+func (a *listingActuator) exists(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.resources[id]
+	return ok
+}
 
 var lister = &listingActuator{resources: map[string]string{}, calls: map[string]int{}}
 
@@ -184,5 +200,70 @@ func TestPollSince(t *testing.T) {
 				t.Errorf("since = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDriftCheckDeletesDuplicates: a second resource made for an object that has its own (a create
+// that outlived an operator restart) is found by the drift check's list and deleted by the
+// object's next pass, with an Event; the object keeps its resource, and a resource that is
+// nobody's is left alone.
+func TestDriftCheckDeletesDuplicates(t *testing.T) {
+	ns := readyNamespace(t)
+	s := &kupenstackv1.Subnet{
+		ObjectMeta: metav1.ObjectMeta{Name: "dup", Namespace: ns},
+		Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", CIDR: "10.0.0.0/24"},
+	}
+	if err := env.Client.Create(env.Ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, 50*time.Millisecond, "the subnet Ready", func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return err
+		}
+		if s.Status.ID == "" || !conditions.IsReady(s.Status.Conditions, s.Generation) {
+			return fmt.Errorf("not ready: %+v", s.Status)
+		}
+		return nil
+	})
+	creates := lister.count("create")
+	lister.mu.Lock()
+	lister.resources["late-"+ns] = string(s.UID)
+	lister.resources["nobodys-"+ns] = "some-other-uid"
+	lister.mu.Unlock()
+
+	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "the duplicate deleted", func() error {
+		if lister.exists("late-" + ns) {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "a DeletingDuplicate Event", func() error {
+		var evs eventsv1.EventList
+		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "DeletingDuplicate" && e.Regarding.Name == s.Name {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d Events", len(evs.Items))
+	})
+	// Some more drift rounds: nothing else goes, nothing is made.
+	lists := lister.count("list")
+	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "3 more drift rounds", func() error {
+		if lister.count("list") < lists+3 {
+			return fmt.Errorf("%d lists", lister.count("list")-lists)
+		}
+		return nil
+	})
+	if !lister.exists(s.Status.ID) {
+		t.Errorf("the object's own resource %s was deleted", s.Status.ID)
+	}
+	if !lister.exists("nobodys-" + ns) {
+		t.Errorf("a resource that is nobody's was deleted")
+	}
+	if d := lister.count("create") - creates; d != 0 {
+		t.Errorf("%d creates; want 0", d)
 	}
 }

@@ -315,8 +315,10 @@ func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string
 	for _, res := range found {
 		byID[rs.r.Actuator.ID(res)] = res
 	}
+	var all []O
 	_ = meta.EachListItem(objs, func(o runtime.Object) error {
 		obj := o.(O)
+		all = append(all, obj)
 		id := obj.GetManagedStatus().ID
 		if id == "" || obj.GetManagedSpec().ResyncPeriod != nil || unrecoverable(obj) {
 			return nil // not created yet, checked on its own period, or waiting for a spec change
@@ -330,6 +332,9 @@ func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string
 		}
 		return nil
 	})
+	for _, obj := range rs.r.claimDuplicates(all, found, time.Now()) {
+		rs.events <- event.GenericEvent{Object: obj}
+	}
 }
 
 // list makes the project's list for this poll and says whether it was a full one: with a

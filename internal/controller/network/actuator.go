@@ -62,6 +62,7 @@ var api = neutron.API[osNetwork]{
 	IDOf:      func(r *osNetwork) string { return r.ID },
 	TagsOf:    func(r *osNetwork) []string { return r.Tags },
 	CreatedAt: func(r *osNetwork) time.Time { return r.CreatedAt },
+	NameOf:    func(r *osNetwork) string { return r.Name },
 }
 
 type actuator struct {

@@ -85,6 +85,9 @@ type API[R any] struct {
 	IDOf      func(*R) string
 	TagsOf    func(*R) []string
 	CreatedAt func(*R) time.Time
+	// NameOf is the resource's name; nil for a type without one (floating IPs), whose resources
+	// are then told apart by their owner tag only.
+	NameOf func(*R) string
 }
 
 // Resource implements the actuator methods that are the same for every Neutron kind: reading,
@@ -118,19 +121,17 @@ func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (
 		}, r.API.TagsOf, r.API.CreatedAt)
 }
 
-// TaggedOrNamed lists every resource made for obj: those carrying its owner tag and, as in
-// FindOwned, untagged ones of its name made after it. Zed's Neutron tags only after the create
-// call, so a create still in flight when the operator was SIGKILLed can land, untagged, after
-// the restarted operator made and tagged its own; deleting the object must take that one too (a
-// port left behind blocks its subnet's and network's deletion). A kind opts in from its
-// actuator's ListOwned (generic.OwnedLister); not for names OpenStack gives itself (a project's
-// "default" security group).
-func (r Resource[O, R]) TaggedOrNamed(ctx context.Context, s generic.Scope, obj O) ([]*R, error) {
+// ListOwned lists every resource made for obj (generic.OwnedLister): those carrying its owner
+// tag and, as in FindOwned, untagged ones of its name made after it. Zed's Neutron tags only after
+// the create call, so a create still in flight when the operator was SIGKILLed can land,
+// untagged, after the restarted operator made and tagged its own; deleting the object must take
+// that one too (a port left behind blocks its subnet's and network's deletion).
+func (r Resource[O, R]) ListOwned(ctx context.Context, s generic.Scope, obj O) ([]*R, error) {
 	found, err := r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: generic.OwnerTag(obj)})
 	if err != nil {
 		return nil, err
 	}
-	name := r.NameOf(obj)
+	name := r.claimableName(obj)
 	if name == "" {
 		return generic.Pointers(found, nil)
 	}
@@ -144,6 +145,31 @@ func (r Resource[O, R]) TaggedOrNamed(ctx context.Context, s generic.Scope, obj 
 		}
 	}
 	return generic.Pointers(found, nil)
+}
+
+// Claims (generic.Claimer): res carries obj's owner tag, or is an untagged resource of obj's
+// name made after it and older than generic.UntaggedGrace (see ListOwned).
+func (r Resource[O, R]) Claims(obj O, res *R, now time.Time) bool {
+	tags := r.API.TagsOf(res)
+	if slices.Contains(tags, generic.OwnerTag(obj)) {
+		return true
+	}
+	name, created := r.claimableName(obj), r.API.CreatedAt(res)
+	return len(tags) == 0 && name != "" && r.API.NameOf != nil && r.API.NameOf(res) == name &&
+		generic.MaybeOurs(obj, nil, created) && now.Sub(created) >= generic.UntaggedGrace
+}
+
+// claimableName is the name an untagged resource must have to be taken for obj's; "" when
+// untagged ones are never obj's: a type without names, or "default", the name Neutron gives a
+// project's own security group.
+func (r Resource[O, R]) claimableName(obj O) string {
+	if r.NameOf == nil || r.API.NameOf == nil {
+		return ""
+	}
+	if name := r.NameOf(obj); name != "default" {
+		return name
+	}
+	return ""
 }
 
 // FindImport does not filter by project: an import may name anything the project can see, such

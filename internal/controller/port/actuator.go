@@ -77,6 +77,7 @@ var api = neutron.API[osPort]{
 	IDOf:      func(r *osPort) string { return r.ID },
 	TagsOf:    func(r *osPort) []string { return r.Tags },
 	CreatedAt: func(r *osPort) time.Time { return r.CreatedAt },
+	NameOf:    func(r *osPort) string { return r.Name },
 }
 
 type actuator struct {
@@ -87,13 +88,8 @@ var (
 	_ generic.Actuator[*kupenstackv1.Port, osPort]    = actuator{}
 	_ generic.Lister[*kupenstackv1.Port, osPort]      = actuator{}
 	_ generic.OwnedLister[*kupenstackv1.Port, osPort] = actuator{}
+	_ generic.Claimer[*kupenstackv1.Port, osPort]     = actuator{}
 )
-
-// ListOwned: a port created twice (a create in flight while the operator was killed) goes with
-// its object, or it would keep its network and subnet from being deleted.
-func (a actuator) ListOwned(ctx context.Context, s generic.Scope, p *kupenstackv1.Port) ([]*osPort, error) {
-	return a.TaggedOrNamed(ctx, s, p)
-}
 
 func name(p *kupenstackv1.Port) string { return generic.Name(p, p.Spec.Name) }
 

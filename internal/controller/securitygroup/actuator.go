@@ -70,6 +70,7 @@ var api = neutron.API[groups.SecGroup]{
 	IDOf:      func(r *groups.SecGroup) string { return r.ID },
 	TagsOf:    func(r *groups.SecGroup) []string { return r.Tags },
 	CreatedAt: func(r *groups.SecGroup) time.Time { return r.CreatedAt },
+	NameOf:    func(r *groups.SecGroup) string { return r.Name },
 }
 
 type actuator struct {

@@ -60,6 +60,7 @@ var api = neutron.API[subnets.Subnet]{
 	IDOf:      func(r *subnets.Subnet) string { return r.ID },
 	TagsOf:    func(r *subnets.Subnet) []string { return r.Tags },
 	CreatedAt: func(r *subnets.Subnet) time.Time { return r.CreatedAt },
+	NameOf:    func(r *subnets.Subnet) string { return r.Name },
 }
 
 type actuator struct {

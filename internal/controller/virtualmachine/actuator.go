@@ -118,6 +118,7 @@ var (
 	_ generic.ChangeLister[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
 	_ generic.Healer[*kupenstackv1.VirtualMachine, servers.Server]       = actuator{}
 	_ generic.OwnedLister[*kupenstackv1.VirtualMachine, servers.Server]  = actuator{}
+	_ generic.Claimer[*kupenstackv1.VirtualMachine, servers.Server]      = actuator{}
 )
 
 // admin reads servers with the admin scope, which also shows their host; servers are created in
@@ -232,6 +233,12 @@ func (actuator) ListOwned(ctx context.Context, s generic.Scope, vm *kupenstackv1
 	return slices.DeleteFunc(found, func(srv *servers.Server) bool {
 		return srv.Status == "DELETED" || srv.Status == "SOFT_DELETED"
 	}), err
+}
+
+// Claims: Nova tags a server in its create call, so a second server made for the VM (a create
+// that outlived an operator restart, or two operators) carries the owner tag from the start.
+func (actuator) Claims(vm *kupenstackv1.VirtualMachine, srv *servers.Server, _ time.Time) bool {
+	return srv.Tags != nil && slices.Contains(*srv.Tags, generic.OwnerTag(vm)) && !deleting(srv)
 }
 
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine) (*servers.Server, error) {

@@ -48,12 +48,13 @@ func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, 
 }
 
 // FindOwned returns the resource created for obj: the one carrying its owner tag or, since
-// Zed's Neutron cannot tag in the create call, an untagged one of its name created after it.
+// Zed's Neutron cannot tag in the create call, an untagged one named name (from ClaimableName;
+// "" looks by the tag only) created after it.
 func FindOwned[R any](obj client.Object, name string, list func(tag, name string) ([]R, error),
 	tags func(*R) []string, createdAt func(*R) time.Time,
 ) (*R, error) {
 	found, err := list(generic.OwnerTag(obj), "")
-	if err != nil || len(found) > 0 {
+	if err != nil || len(found) > 0 || name == "" {
 		return first(found), err
 	}
 	if found, err = list("", name); err != nil {
@@ -115,61 +116,79 @@ func (r Resource[O, R]) list(ctx context.Context, s generic.Scope, f Filter) ([]
 }
 
 func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (*R, error) {
-	return FindOwned(obj, r.NameOf(obj),
+	return FindOwned(obj, ClaimableName(r.NameOf(obj)),
 		func(tag, name string) ([]R, error) {
 			return r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: tag, Name: name})
 		}, r.API.TagsOf, r.API.CreatedAt)
 }
 
-// ListOwned lists every resource made for obj (generic.OwnedLister): those carrying its owner
-// tag and, as in FindOwned, untagged ones of its name made after it. Zed's Neutron tags only after
-// the create call, so a create still in flight when the operator was SIGKILLed can land,
-// untagged, after the restarted operator made and tagged its own; deleting the object must take
-// that one too (a port left behind blocks its subnet's and network's deletion).
+// ListOwned lists every resource made for obj (generic.OwnedLister); see Owned.
 func (r Resource[O, R]) ListOwned(ctx context.Context, s generic.Scope, obj O) ([]*R, error) {
-	found, err := r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: generic.OwnerTag(obj)})
-	if err != nil {
-		return nil, err
-	}
-	name := r.claimableName(obj)
-	if name == "" {
-		return generic.Pointers(found, nil)
-	}
-	named, err := r.list(ctx, s, Filter{ProjectID: s.ProjectID, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	for i := range named {
-		if len(r.API.TagsOf(&named[i])) == 0 && generic.MaybeOurs(obj, nil, r.API.CreatedAt(&named[i])) {
-			found = append(found, named[i])
-		}
-	}
-	return generic.Pointers(found, nil)
+	return generic.Pointers(Owned(obj, r.claimableName(obj),
+		func(tag, name string) ([]R, error) {
+			return r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: tag, Name: name})
+		}, r.API.TagsOf, r.API.CreatedAt))
 }
 
-// Claims (generic.Claimer): res carries obj's owner tag, or is an untagged resource of obj's
-// name made after it and older than generic.UntaggedGrace (see ListOwned).
+// Claims (generic.Claimer); see Claimed.
 func (r Resource[O, R]) Claims(obj O, res *R, now time.Time) bool {
-	tags := r.API.TagsOf(res)
-	if slices.Contains(tags, generic.OwnerTag(obj)) {
-		return true
+	resName := ""
+	if r.API.NameOf != nil {
+		resName = r.API.NameOf(res)
 	}
-	name, created := r.claimableName(obj), r.API.CreatedAt(res)
-	return len(tags) == 0 && name != "" && r.API.NameOf != nil && r.API.NameOf(res) == name &&
-		generic.MaybeOurs(obj, nil, created) && now.Sub(created) >= generic.UntaggedGrace
+	return Claimed(obj, r.claimableName(obj), resName, r.API.TagsOf(res), r.API.CreatedAt(res), now)
 }
 
-// claimableName is the name an untagged resource must have to be taken for obj's; "" when
-// untagged ones are never obj's: a type without names, or "default", the name Neutron gives a
-// project's own security group.
 func (r Resource[O, R]) claimableName(obj O) string {
 	if r.NameOf == nil || r.API.NameOf == nil {
 		return ""
 	}
-	if name := r.NameOf(obj); name != "default" {
-		return name
+	return ClaimableName(r.NameOf(obj))
+}
+
+// ClaimableName is the name an untagged resource must have to be taken for an object whose
+// resources are named name: name itself, or "" (untagged ones are never the object's) for
+// "default", the name Neutron gives a project's own security group.
+func ClaimableName(name string) string {
+	if name == "default" {
+		return ""
 	}
-	return ""
+	return name
+}
+
+// Owned lists every resource made for obj, with list as in FindOwned: those carrying its owner
+// tag and, when name is not "", untagged ones of that name made after obj. Zed's Neutron tags
+// only after the create call, so a create still in flight when the operator was SIGKILLed can
+// land, untagged, after the restarted operator made and tagged its own; deleting the object must
+// take that one too (a port left behind blocks its subnet's and network's deletion).
+func Owned[R any](obj client.Object, name string, list func(tag, name string) ([]R, error),
+	tags func(*R) []string, createdAt func(*R) time.Time,
+) ([]R, error) {
+	found, err := list(generic.OwnerTag(obj), "")
+	if err != nil || name == "" {
+		return found, err
+	}
+	named, err := list("", name)
+	if err != nil {
+		return nil, err
+	}
+	for i := range named {
+		if len(tags(&named[i])) == 0 && generic.MaybeOurs(obj, nil, createdAt(&named[i])) {
+			found = append(found, named[i])
+		}
+	}
+	return found, nil
+}
+
+// Claimed says whether a resource named resName, with tags, created at created, was made for obj
+// (generic.Claimer): it carries obj's owner tag, or it is untagged, named name (from
+// ClaimableName; "" never matches), made after obj and at least generic.UntaggedGrace old at now.
+func Claimed(obj client.Object, name, resName string, tags []string, created, now time.Time) bool {
+	if slices.Contains(tags, generic.OwnerTag(obj)) {
+		return true
+	}
+	return len(tags) == 0 && name != "" && resName == name &&
+		generic.MaybeOurs(obj, nil, created) && now.Sub(created) >= generic.UntaggedGrace
 }
 
 // FindImport does not filter by project: an import may name anything the project can see, such

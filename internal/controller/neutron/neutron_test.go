@@ -60,3 +60,22 @@ func TestClaims(t *testing.T) {
 		})
 	}
 }
+
+// TestFindOwnedWithoutAName: with no name to go by ("default", or a type without names) only the
+// owner tag finds a resource; an empty name filter would list, and adopt from, every resource.
+func TestFindOwnedWithoutAName(t *testing.T) {
+	obj := &kupenstackv1.SecurityGroup{ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "u1", CreationTimestamp: metav1.Now()}}
+	var byName []string
+	list := func(tag, name string) ([]fakeRes, error) {
+		if tag == "" {
+			byName = append(byName, name)
+			return []fakeRes{{name: "default", created: time.Now()}}, nil // Neutron's own group
+		}
+		return nil, nil
+	}
+	found, err := FindOwned(obj, ClaimableName(obj.Name), list,
+		func(r *fakeRes) []string { return r.tags }, func(r *fakeRes) time.Time { return r.created })
+	if err != nil || found != nil || len(byName) != 0 {
+		t.Errorf("found %+v, err %v, name lists %q: want nothing, and no list by name", found, err, byName)
+	}
+}

@@ -59,8 +59,10 @@ type osRouter struct {
 type actuator struct{}
 
 var (
-	_ generic.Actuator[*kupenstackv1.Router, osRouter] = actuator{}
-	_ generic.Lister[*kupenstackv1.Router, osRouter]   = actuator{}
+	_ generic.Actuator[*kupenstackv1.Router, osRouter]    = actuator{}
+	_ generic.Lister[*kupenstackv1.Router, osRouter]      = actuator{}
+	_ generic.OwnedLister[*kupenstackv1.Router, osRouter] = actuator{}
+	_ generic.Claimer[*kupenstackv1.Router, osRouter]     = actuator{}
 )
 
 func name(r *kupenstackv1.Router) string { return generic.Name(r, r.Spec.Name) }
@@ -123,13 +125,41 @@ func (a actuator) found(ctx context.Context, s generic.Scope, r *routers.Router,
 }
 
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) (*osRouter, error) {
-	res, err := neutron.FindOwned(r, name(r),
+	res, err := neutron.FindOwned(r, neutron.ClaimableName(name(r)),
 		func(tag, name string) ([]routers.Router, error) {
 			return a.list(ctx, s, routers.ListOpts{Tags: tag, Name: name})
 		},
 		func(r *routers.Router) []string { return r.Tags },
 		func(r *routers.Router) time.Time { return r.CreatedAt })
 	return a.found(ctx, s, res, err)
+}
+
+// ListOwned lists every router made for r (see neutron.Owned), with its interfaces, which
+// deleting it detaches.
+func (a actuator) ListOwned(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) ([]*osRouter, error) {
+	found, err := neutron.Owned(r, neutron.ClaimableName(name(r)),
+		func(tag, name string) ([]routers.Router, error) {
+			return a.list(ctx, s, routers.ListOpts{Tags: tag, Name: name})
+		},
+		func(r *routers.Router) []string { return r.Tags },
+		func(r *routers.Router) time.Time { return r.CreatedAt })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*osRouter, 0, len(found))
+	for i := range found {
+		res, err := a.found(ctx, s, &found[i], nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// Claims: see neutron.Claimed.
+func (actuator) Claims(r *kupenstackv1.Router, res *osRouter, now time.Time) bool {
+	return neutron.Claimed(r, neutron.ClaimableName(name(r)), res.Name, res.Tags, res.CreatedAt, now)
 }
 
 func (a actuator) FindImport(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) (*osRouter, error) {

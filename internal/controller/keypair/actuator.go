@@ -41,6 +41,7 @@ type actuator struct{}
 var (
 	_ generic.Actuator[*kupenstackv1.KeyPair, keypairs.KeyPair] = actuator{}
 	_ generic.Lister[*kupenstackv1.KeyPair, keypairs.KeyPair]   = actuator{}
+	_ generic.SharedLister                                      = actuator{}
 )
 
 // nova returns the compute client; microversion 2.2 brings key pair types (x509).
@@ -115,6 +116,10 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *keypairs.KeyPa
 }
 
 func (actuator) ID(res *keypairs.KeyPair) string { return res.Name }
+
+// SameListInEveryProject: Nova keeps key pairs per user (see NovaName), so the drift check lists
+// them once per period for every namespace (generic.SharedLister).
+func (actuator) SameListInEveryProject() {}
 
 func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*keypairs.KeyPair, error) {
 	sc, err := nova(ctx, s)

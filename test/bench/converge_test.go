@@ -327,8 +327,8 @@ func (b *baseline) delete(t *testing.T) time.Duration {
 }
 
 // fatal is what ends the baseline's polling: a rejected request, not a 5xx, a 429 or a dropped
-// connection, which a real program polls through (the N=200 run saw Nova answer a GET with 500 when Neutron failed under
-// the load; the operator retries those too).
+// connection, which a real program polls through (the N=200 run saw Nova answer a GET with 500
+// when Neutron failed under the load; the operator retries those too).
 func fatal(err error) error {
 	if class, _ := openstack.Classify(err); err == nil || class != openstack.Rejected {
 		return nil

@@ -2,6 +2,7 @@ package generic
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,7 +56,7 @@ func (d *duplicates) add(uid types.UID, ids ...string) bool {
 	}
 	first := len(d.ids[uid]) == 0
 	for _, id := range ids {
-		if !contains(d.ids[uid], id) {
+		if !slices.Contains(d.ids[uid], id) {
 			d.ids[uid] = append(d.ids[uid], id)
 		}
 	}
@@ -68,15 +69,6 @@ func (d *duplicates) take(uid types.UID) []string {
 	ids := d.ids[uid]
 	delete(d.ids, uid)
 	return ids
-}
-
-func contains(ids []string, id string) bool {
-	for _, have := range ids {
-		if have == id {
-			return true
-		}
-	}
-	return false
 }
 
 // claimDuplicates looks, among the listed resources that no object's status names, for those an

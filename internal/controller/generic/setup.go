@@ -296,11 +296,11 @@ func (rs *resyncer[O, R]) NeedLeaderElection() bool { return true }
 
 func (rs *resyncer[O, R]) once(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithValues("kind", rs.r.Name)
+	rs.round = nil // a new period: a SharedLister lists again
 	if rs.r.ClusterScoped {
 		rs.check(ctx, "", "")
 		return
 	}
-	rs.round = nil // a new period: a SharedLister lists again
 	var projects kupenstackv1.ProjectList
 	if err := rs.r.Client.List(ctx, &projects); err != nil {
 		log.Error(err, "drift check: listing projects")

@@ -116,18 +116,19 @@ func (r Resource[O, R]) list(ctx context.Context, s generic.Scope, f Filter) ([]
 }
 
 func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (*R, error) {
-	return FindOwned(obj, ClaimableName(r.NameOf(obj)),
-		func(tag, name string) ([]R, error) {
-			return r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: tag, Name: name})
-		}, r.API.TagsOf, r.API.CreatedAt)
+	return FindOwned(obj, r.claimableName(obj), r.byTagOrName(ctx, s), r.API.TagsOf, r.API.CreatedAt)
 }
 
 // ListOwned lists every resource made for obj (generic.OwnedLister); see Owned.
 func (r Resource[O, R]) ListOwned(ctx context.Context, s generic.Scope, obj O) ([]*R, error) {
-	return generic.Pointers(Owned(obj, r.claimableName(obj),
-		func(tag, name string) ([]R, error) {
-			return r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: tag, Name: name})
-		}, r.API.TagsOf, r.API.CreatedAt))
+	return generic.Pointers(Owned(obj, r.claimableName(obj), r.byTagOrName(ctx, s), r.API.TagsOf, r.API.CreatedAt))
+}
+
+// byTagOrName is the project's list call that FindOwned and Owned filter by tag or by name.
+func (r Resource[O, R]) byTagOrName(ctx context.Context, s generic.Scope) func(tag, name string) ([]R, error) {
+	return func(tag, name string) ([]R, error) {
+		return r.list(ctx, s, Filter{ProjectID: s.ProjectID, Tags: tag, Name: name})
+	}
 }
 
 // Claims (generic.Claimer); see Claimed.
@@ -173,11 +174,17 @@ func Owned[R any](obj client.Object, name string, list func(tag, name string) ([
 		return nil, err
 	}
 	for i := range named {
-		if len(tags(&named[i])) == 0 && generic.MaybeOurs(obj, nil, createdAt(&named[i])) {
+		if lateUntagged(obj, tags(&named[i]), createdAt(&named[i])) {
 			found = append(found, named[i])
 		}
 	}
 	return found, nil
+}
+
+// lateUntagged: a resource without tags, made after obj, which a create in flight at a crash
+// may have left (see Owned).
+func lateUntagged(obj client.Object, tags []string, created time.Time) bool {
+	return len(tags) == 0 && generic.MaybeOurs(obj, nil, created)
 }
 
 // Claimed says whether a resource named resName, with tags, created at created, was made for obj
@@ -187,8 +194,7 @@ func Claimed(obj client.Object, name, resName string, tags []string, created, no
 	if slices.Contains(tags, generic.OwnerTag(obj)) {
 		return true
 	}
-	return len(tags) == 0 && name != "" && resName == name &&
-		generic.MaybeOurs(obj, nil, created) && now.Sub(created) >= generic.UntaggedGrace
+	return name != "" && resName == name && lateUntagged(obj, tags, created) && now.Sub(created) >= generic.UntaggedGrace
 }
 
 // FindImport does not filter by project: an import may name anything the project can see, such

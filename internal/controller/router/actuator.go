@@ -125,24 +125,24 @@ func (a actuator) found(ctx context.Context, s generic.Scope, r *routers.Router,
 }
 
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) (*osRouter, error) {
-	res, err := neutron.FindOwned(r, neutron.ClaimableName(name(r)),
-		func(tag, name string) ([]routers.Router, error) {
-			return a.list(ctx, s, routers.ListOpts{Tags: tag, Name: name})
-		},
-		func(r *routers.Router) []string { return r.Tags },
-		func(r *routers.Router) time.Time { return r.CreatedAt })
+	res, err := neutron.FindOwned(r, neutron.ClaimableName(name(r)), a.byTagOrName(ctx, s), tagsOf, createdAt)
 	return a.found(ctx, s, res, err)
 }
+
+// byTagOrName is the project's list call that neutron.FindOwned and neutron.Owned filter.
+func (a actuator) byTagOrName(ctx context.Context, s generic.Scope) func(tag, name string) ([]routers.Router, error) {
+	return func(tag, name string) ([]routers.Router, error) {
+		return a.list(ctx, s, routers.ListOpts{Tags: tag, Name: name})
+	}
+}
+
+func tagsOf(r *routers.Router) []string     { return r.Tags }
+func createdAt(r *routers.Router) time.Time { return r.CreatedAt }
 
 // ListOwned lists every router made for r (see neutron.Owned), with its interfaces, which
 // deleting it detaches.
 func (a actuator) ListOwned(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) ([]*osRouter, error) {
-	found, err := neutron.Owned(r, neutron.ClaimableName(name(r)),
-		func(tag, name string) ([]routers.Router, error) {
-			return a.list(ctx, s, routers.ListOpts{Tags: tag, Name: name})
-		},
-		func(r *routers.Router) []string { return r.Tags },
-		func(r *routers.Router) time.Time { return r.CreatedAt })
+	found, err := neutron.Owned(r, neutron.ClaimableName(name(r)), a.byTagOrName(ctx, s), tagsOf, createdAt)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ const (
 // Reconciler is the loop of one component.
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads a release's objects, of any kind, without a cache.
+	// APIReader reads the component and its release's objects, of any kind, without a cache.
 	APIReader  client.Reader
 	RESTConfig *rest.Config
 	Recorder   events.EventRecorder
@@ -114,7 +114,10 @@ func ControllerName(component string) string { return "lcm-" + component }
 // Reconcile brings the component's Helm release in line with the configuration.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var comp kupenstackv1.OpenstackComponent
-	if err := r.Client.Get(ctx, req.NamespacedName, &comp); err != nil {
+	// Past the cache: a pass decides its Helm action from what the previous pass wrote to the
+	// status (the hash that failed, when the revision started), and a cache that lags behind
+	// would upgrade again what was just rolled back, or time a new revision from an old start.
+	if err := r.APIReader.Get(ctx, req.NamespacedName, &comp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := comp.DeepCopy()

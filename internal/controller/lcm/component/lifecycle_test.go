@@ -336,6 +336,7 @@ func TestCloudLifecycle(t *testing.T) {
 			s.ProgressDeadline = &metav1.Duration{Duration: 15 * time.Second}
 		})
 		// Helm accepts the upgrade, but its new pods can run on no node: they stay Pending.
+		changed := time.Now()
 		applyProfile(t, "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{Components: map[string]kupenstackv1.ComponentProfile{
 			"placement": {Values: raw(t, map[string]any{"labels": map[string]any{"api": map[string]any{"node_selector_value": "nowhere"}}})},
 		}})
@@ -347,8 +348,21 @@ func TestCloudLifecycle(t *testing.T) {
 			}
 			return nil
 		})
+		// Not before the deadline: a pass that timed the new revision from the previous action
+		// rolled it back at once.
+		if waited := time.Since(changed); waited < 15*time.Second {
+			t.Errorf("rolled back %s after the change, before the progress deadline of 15s", waited.Round(time.Millisecond))
+		}
 		if placement.Status.Revision != before.Status.Revision+2 { // the upgrade, then the rollback
 			t.Errorf("placement revision %d, want %d", placement.Status.Revision, before.Status.Revision+2)
+		}
+		// And it stays there: the values that failed are not tried again (a pass that missed
+		// the failed hash upgraded to them once more).
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+			if p := components(t)["placement"]; p.Status.Revision != placement.Status.Revision || p.Status.Phase != kupenstackv1.ComponentPhaseRolledBack {
+				t.Fatalf("after the rollback: placement revision %d phase %s, want %d %s", p.Status.Revision, p.Status.Phase,
+					placement.Status.Revision, kupenstackv1.ComponentPhaseRolledBack)
+			}
 		}
 		degraded := conditionOf(placement, kupenstackv1.ConditionDegraded)
 		if degraded.Reason != kupenstackv1.ReasonUpgradeFailed || !strings.Contains(degraded.Message, "not ready within the progress deadline") ||

@@ -19,8 +19,10 @@ import (
 
 // Source is where charts come from: exactly one of the three is set (admission enforces it).
 type Source struct {
-	// LocalPath is a directory holding one chart directory per chart name (a checkout of
-	// openstack-helm works as is: file:// dependencies such as helm-toolkit are resolved).
+	// LocalPath is a directory holding either one chart directory per chart name (a checkout of
+	// openstack-helm works as is: file:// dependencies such as helm-toolkit are resolved), or
+	// packaged charts as a chart repository keeps them (<chart>-<version>.tgz, with or without
+	// index.yaml), such as a copy of the official repository.
 	LocalPath string
 	// Repository is a classic Helm chart repository URL.
 	Repository string
@@ -50,11 +52,16 @@ type ChartLoader struct {
 	remote map[string]*chart.Chart
 }
 
-// Load returns chart name at version (version is ignored for a local directory, whose
-// Chart.yaml says what it is).
+// Load returns chart name at version. For a local directory of chart directories the version
+// is not enforced (the chart's Chart.yaml says what it is: callers compare it); a local
+// directory of packaged charts must hold that version, or, with no version asked, exactly one.
 func (l *ChartLoader) Load(src Source, name, version string) (*chart.Chart, error) {
 	if src.LocalPath != "" {
-		return loadLocal(filepath.Join(src.LocalPath, name), 0)
+		dir := filepath.Join(src.LocalPath, name)
+		if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil {
+			return loadLocal(dir, 0)
+		}
+		return loadPackaged(src.LocalPath, name, version)
 	}
 	key := src.String() + "|" + name + "|" + version
 	l.mu.Lock()
@@ -102,6 +109,38 @@ func (l *ChartLoader) download(src Source, name, version string) (*chart.Chart, 
 		return nil, fmt.Errorf("chart %s %s from %s: %w", name, version, src, err)
 	}
 	return loader.Load(path)
+}
+
+// loadPackaged loads <dir>/<name>-<version>.tgz; with no version, the only packaged version of
+// the chart in dir.
+func loadPackaged(dir, name, version string) (*chart.Chart, error) {
+	path := filepath.Join(dir, name+"-"+version+".tgz")
+	if version == "" {
+		matches, err := filepath.Glob(filepath.Join(dir, name+"-*.tgz"))
+		if err != nil {
+			return nil, err
+		}
+		// helm-toolkit-*.tgz must not pass for a chart named helm.
+		var found []string
+		for _, m := range matches {
+			v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), name+"-"), ".tgz")
+			if v != "" && v[0] >= '0' && v[0] <= '9' {
+				found = append(found, m)
+			}
+		}
+		if len(found) != 1 {
+			return nil, fmt.Errorf("no chart %s in %s: want a directory %s or exactly one %s-<version>.tgz, found %d archives", name, dir, name, name, len(found))
+		}
+		path = found[0]
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no chart %s %s in %s: neither a directory %s nor %s", name, version, dir, name, filepath.Base(path))
+	}
+	c, err := loader.LoadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", path, err)
+	}
+	return c, nil
 }
 
 // maxDependencyDepth bounds file:// dependency chains (and so cycles).

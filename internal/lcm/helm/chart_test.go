@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
 const fixtureCharts = "../../../test/fixtures/charts"
@@ -82,5 +85,49 @@ func TestMissingLocalChart(t *testing.T) {
 	_, err := (&ChartLoader{}).Load(Source{LocalPath: t.TempDir()}, "nova", "")
 	if err == nil || !strings.Contains(err.Error(), filepath.Join("nova")) {
 		t.Fatalf("err = %v, want one naming the chart", err)
+	}
+}
+
+// The real OpenStack-Helm charts load from a chart repository directory (packaged charts, the
+// helm-toolkit dependency embedded) and from the same repository served over HTTP, with the
+// same content; a second load from the repository comes from memory.
+func TestRealChartsLoadLocalAndRemote(t *testing.T) {
+	charts := []string{"mariadb", "rabbitmq", "memcached", "openvswitch", "libvirt", "keystone",
+		"glance", "cinder", "placement", "nova", "neutron", "horizon"}
+	for _, tag := range realcharts.Tags {
+		t.Run(tag, func(t *testing.T) {
+			var hits atomic.Int64
+			url := realcharts.Serve(t, tag, &hits)
+			l := &ChartLoader{CacheDir: t.TempDir()}
+			for _, name := range charts {
+				local, err := l.Load(Source{LocalPath: realcharts.Dir(t, tag)}, name, tag)
+				if err != nil {
+					t.Fatal(err)
+				}
+				remote, err := l.Load(Source{Repository: url}, name, tag)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if local.Metadata.Version != tag || Digest(local) != Digest(remote) {
+					t.Errorf("%s: local %s %s, remote %s %s", name, local.Metadata.Version, Digest(local), remote.Metadata.Version, Digest(remote))
+				}
+				if len(local.Dependencies()) != 1 || local.Dependencies()[0].Name() != "helm-toolkit" {
+					t.Errorf("%s: dependencies %v, want helm-toolkit", name, local.Dependencies())
+				}
+			}
+			before := hits.Load()
+			if _, err := l.Load(Source{Repository: url}, "nova", tag); err != nil {
+				t.Fatal(err)
+			}
+			if hits.Load() != before {
+				t.Errorf("a second load of nova %s went to the repository", tag)
+			}
+			if _, err := l.Load(Source{LocalPath: realcharts.Dir(t, tag)}, "nova", "1.2.3"); err == nil || !strings.Contains(err.Error(), "nova-1.2.3.tgz") {
+				t.Errorf("a version the directory lacks: err = %v", err)
+			}
+			if _, err := l.Load(Source{Repository: url}, "nova", "1.2.3"); err == nil {
+				t.Error("a version the repository lacks loaded")
+			}
+		})
 	}
 }

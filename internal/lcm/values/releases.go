@@ -21,6 +21,17 @@ type Release struct {
 // Releases are the supported releases, oldest first.
 var Releases = []Release{
 	{
+		Name: "2025.1", ChartVersion: "2025.1.0", Registry: "quay.io/airshipit", Distro: "ubuntu_noble",
+		Infra: map[string]string{
+			"kubernetes-entrypoint": "quay.io/airshipit/kubernetes-entrypoint:latest-ubuntu_noble",
+			"rabbitmq":              "docker.io/library/rabbitmq:3.13-management",
+			"mariadb":               "quay.io/airshipit/mariadb:latest-ubuntu_noble",
+			"memcached":             "docker.io/library/memcached:1.6.32",
+			"openvswitch":           "quay.io/airshipit/openvswitch:latest-ubuntu_noble",
+			"libvirt":               "quay.io/airshipit/libvirt:2025.1-ubuntu_noble",
+		},
+	},
+	{
 		Name: "2025.2", ChartVersion: "2025.2.0", Registry: "quay.io/airshipit", Distro: "ubuntu_noble",
 		Infra: map[string]string{
 			"kubernetes-entrypoint": "quay.io/airshipit/kubernetes-entrypoint:latest-ubuntu_noble",

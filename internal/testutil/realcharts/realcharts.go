@@ -1,0 +1,67 @@
+// Package realcharts gives tests the real OpenStack-Helm charts: the chart repositories of the
+// upstream tags kept in ../shared/openstack-helm beside the checkout (index.yaml + packaged
+// charts), read as a local directory or served over HTTP on 127.0.0.1 as a chart repository.
+// The charts are test data; they are never copied into the project.
+package realcharts
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+// Tags are the chart tags kept, oldest first; Release maps each to the OpenStack release it is
+// written for.
+var Tags = []string{"2025.1.0", "2025.2.0", "2026.1.0"}
+
+// Release is the OpenStack release a chart tag targets (2026.1.0 → 2026.1).
+func Release(tag string) string { return tag[:len(tag)-2] }
+
+// EnvDir overrides where the tags' directories are.
+const EnvDir = "KUPENSTACK_OSH_CHARTS"
+
+// Root is the directory holding one chart repository per tag.
+func Root() string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	return filepath.Join(testenv.RepoRoot(), "..", "shared", "openstack-helm")
+}
+
+// Dir is the chart repository of a tag, as a local directory. A missing directory fails the
+// test, except under -short, where it skips it: these charts are what the life-cycle is tested on.
+func Dir(t testing.TB, tag string) string {
+	t.Helper()
+	dir := filepath.Join(Root(), tag)
+	if _, err := os.Stat(filepath.Join(dir, "index.yaml")); err != nil {
+		if testing.Short() {
+			t.Skipf("real OpenStack-Helm charts not found (%v); set %s", err, EnvDir)
+		}
+		t.Fatalf("real OpenStack-Helm charts not found (%v): they are expected beside the checkout in ../shared/openstack-helm, or in $%s", err, EnvDir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// Serve serves a tag's chart repository over HTTP on 127.0.0.1 for the test's lifetime and
+// returns its URL (a Helm repository URL). Requests are counted in *hits when hits is not nil.
+func Serve(t testing.TB, tag string, hits *atomic.Int64) string {
+	t.Helper()
+	files := http.FileServer(http.Dir(Dir(t, tag)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits != nil {
+			hits.Add(1)
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -135,6 +135,8 @@ type Options struct {
 	Charts string
 	// Only renders this component (empty: all).
 	Only string
+	// Secret stands for the generated secret of a key (default: Placeholder for every key).
+	Secret func(key string) string
 }
 
 // Run renders the components.
@@ -143,33 +145,39 @@ func Run(d *Documents, o Options) ([]Component, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := map[string]string{}
-	for _, k := range credentials.AllKeys() {
-		pw[k] = Placeholder
-	}
 	loader := &helm.ChartLoader{}
 	var result []Component
 	for _, cv := range out.Components {
 		if o.Only != "" && cv.Component.Name != o.Only {
 			continue
 		}
-		vals, err := credentials.WithValues(cv.Component.Chart, pw, cv.Values)
+		c := Component{Name: cv.Component.Name, Chart: cv.Component.Chart, ChartVersion: cv.ChartVersion, Hash: cv.Hash, Values: cv.Values}
+		if o.Charts == "" {
+			result = append(result, c)
+			continue
+		}
+		ch, err := loader.Load(helm.Source{LocalPath: o.Charts}, cv.Component.Chart, cv.ChartVersion)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 		}
-		c := Component{Name: cv.Component.Name, Chart: cv.Component.Chart, ChartVersion: cv.ChartVersion, Hash: cv.Hash, Values: vals}
-		if o.Charts != "" {
-			ch, err := loader.Load(helm.Source{LocalPath: o.Charts}, cv.Component.Chart, cv.ChartVersion)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
+		// The secrets the chart declares, each a placeholder: the real ones exist only in the cluster.
+		entries := credentials.Entries(cv.Component.Chart, ch.Values, cv.Values)
+		pw := map[string]string{}
+		for _, k := range credentials.Keys(entries) {
+			pw[k] = Placeholder
+			if o.Secret != nil {
+				pw[k] = o.Secret(k)
 			}
-			c.ChartVersion = ch.Metadata.Version
-			if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, vals); err != nil {
-				return nil, fmt.Errorf("%s: rendering chart %s: %w", cv.Component.Name, cv.Component.Chart, err)
-			}
-			if c.Kinds, err = Validate(c.Manifest); err != nil {
-				return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
-			}
+		}
+		if c.Values, err = credentials.WithValues(entries, pw, cv.Values); err != nil {
+			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
+		}
+		c.ChartVersion = ch.Metadata.Version
+		if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, c.Values); err != nil {
+			return nil, fmt.Errorf("%s: rendering chart %s: %w", cv.Component.Name, cv.Component.Chart, err)
+		}
+		if c.Kinds, err = Validate(c.Manifest); err != nil {
+			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 		}
 		result = append(result, c)
 	}

@@ -19,10 +19,17 @@ const MaxDepth = 64
 // any other value (scalars, lists) in over replaces the one in base, and a nil (JSON null) in
 // over removes the key. The result shares no map or slice with the inputs.
 func Merge(base, over map[string]any) (map[string]any, error) {
-	return merge(base, over, 0)
+	return merge(base, over, 0, false)
 }
 
-func merge(base, over map[string]any, depth int) (map[string]any, error) {
+// MergeKeepNull is Merge for values that go to Helm over a chart's defaults: a nil in over is
+// kept as nil, which Helm reads as "remove the chart's default here" (a profile dropping an entry
+// the chart declares), instead of only removing what base had.
+func MergeKeepNull(base, over map[string]any) (map[string]any, error) {
+	return merge(base, over, 0, true)
+}
+
+func merge(base, over map[string]any, depth int, keepNull bool) (map[string]any, error) {
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("values are nested more than %d levels deep", MaxDepth)
 	}
@@ -36,12 +43,16 @@ func merge(base, over map[string]any, depth int) (map[string]any, error) {
 	}
 	for k, v := range over {
 		if v == nil {
-			delete(out, k)
+			if keepNull {
+				out[k] = nil
+			} else {
+				delete(out, k)
+			}
 			continue
 		}
 		if om, ok := v.(map[string]any); ok {
 			if bm, ok := out[k].(map[string]any); ok {
-				m, err := merge(bm, om, depth+1)
+				m, err := merge(bm, om, depth+1, keepNull)
 				if err != nil {
 					return nil, err
 				}
@@ -53,7 +64,11 @@ func merge(base, over map[string]any, depth int) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[k] = dropNulls(c)
+		if keepNull {
+			out[k] = c
+		} else {
+			out[k] = dropNulls(c)
+		}
 	}
 	return out, nil
 }
@@ -157,6 +172,12 @@ func set(m map[string]any, v any, path ...string) {
 	}
 	m[path[len(path)-1]] = v
 }
+
+// Set stores v at path in m, creating maps on the way.
+func Set(m map[string]any, v any, path ...string) { set(m, v, path...) }
+
+// Get reads the value at path, if any (a nil value is there, set to null).
+func Get(m map[string]any, path ...string) (any, bool) { return get(m, path...) }
 
 // get reads the value at path, if any.
 func get(m map[string]any, path ...string) (any, bool) {

@@ -217,7 +217,8 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 		if err != nil {
 			return nil, nil, fmt.Errorf("values: %w", err)
 		}
-		if v, err = Merge(v, user); err != nil {
+		// Nulls stay: they remove the chart's defaults there (Helm's meaning of null).
+		if v, err = MergeKeepNull(v, user); err != nil {
 			return nil, nil, fmt.Errorf("values: %w", err)
 		}
 	}
@@ -226,7 +227,7 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 		if err != nil {
 			return nil, nil, fmt.Errorf("conf: %w", err)
 		}
-		if v, err = Merge(v, map[string]any{"conf": conf}); err != nil {
+		if v, err = MergeKeepNull(v, map[string]any{"conf": conf}); err != nil {
 			return nil, nil, fmt.Errorf("conf: %w", err)
 		}
 	}

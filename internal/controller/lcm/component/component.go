@@ -285,14 +285,6 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	if comp.Spec.Release != cfg.Spec.Release || comp.Spec.ValuesHash != cv.Hash {
 		return ctrl.Result{RequeueAfter: time.Second}, conditions.State{Waiting: "waiting for the configuration controller to update this component"}
 	}
-	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace)
-	if err != nil {
-		return ctrl.Result{}, transient(err)
-	}
-	vals, err := credentials.WithValues(cv.Component.Chart, pw, cv.Values)
-	if err != nil {
-		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
-	}
 	src := chartSource(cfg.Spec.Charts)
 	ch, err := p.r.Charts.Load(src, cv.Component.Chart, cv.ChartVersion)
 	if err != nil {
@@ -301,6 +293,16 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 			reason = kupenstackv1.ReasonInvalidConfiguration // a missing directory does not fix itself
 		}
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
+	}
+	// Exactly the secrets this chart declares, generated once for the whole cloud.
+	entries := credentials.Entries(cv.Component.Chart, ch.Values, cv.Values)
+	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace, credentials.Keys(entries))
+	if err != nil {
+		return ctrl.Result{}, transient(err)
+	}
+	vals, err := credentials.WithValues(entries, pw, cv.Values)
+	if err != nil {
+		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
 	}
 	// The OpenStack release is part of what a revision is made from even when the component's
 	// values do not change with it (infrastructure images), so that a release upgrade moves

@@ -38,6 +38,14 @@ const (
 // component's OpenStack service (status.services of the KupenstackConfiguration).
 const ConditionServiceHealthy = "ServiceHealthy"
 
+// ConditionChartVersionMatches on an OpenstackComponent: the chart loaded is the version the
+// release table names for the release (False, reason ChartVersionMismatch, is a warning: the
+// release is still deployed from the chart found).
+const (
+	ConditionChartVersionMatches = "ChartVersionMatches"
+	ReasonChartVersionMismatch   = "ChartVersionMismatch"
+)
+
 // AnnotationRetry on an OpenstackComponent retries a failed install or upgrade with the same
 // values: set it to any new value.
 const AnnotationRetry = "kupenstack.io/retry"

@@ -107,7 +107,13 @@ func ControllerName(component string) string { return "lcm-" + component }
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts;persistentvolumeclaims;endpoints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch;delete
+// The charts' Roles name resources that do not exist (apps/jobs, batch/endpoints, ...), which
+// Kubernetes' escalation check would still require the operator to hold: bind and escalate on
+// namespaced roles instead.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
+// nova's ClusterRoles grant nodes get/list, which the operator holds itself (node labelling):
+// no bind or escalate at cluster scope, so a chart cannot grant more cluster-wide than that.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses;networkpolicies,verbs=get;list;watch;create;update;patch;delete
 
@@ -138,6 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	result, state := p.sync(ctx)
 	conditions.Set(&comp.Status.Conditions, comp.Generation, state)
 	setServiceHealth(&comp, p.services)
+	p.setChartVersion()
 	comp.Status.ObservedGeneration = comp.Generation
 	ready := 0.0
 	if state.Ready && comp.Status.Phase == kupenstackv1.ComponentPhaseReady {
@@ -165,6 +172,27 @@ func (r *Reconciler) helmClient(namespace string) (*helm.Client, error) {
 	}
 	r.clients[namespace] = c
 	return c, nil
+}
+
+// setChartVersion says whether the chart is the version the release table names: another one
+// (a local directory or repository holding other charts) may work, but it is not what the
+// release was made and tested for. Unknown until a chart is loaded.
+func (p *pass) setChartVersion() {
+	comp := p.comp
+	if p.chartVersion == "" {
+		return
+	}
+	cond := metav1.Condition{Type: kupenstackv1.ConditionChartVersionMatches, Status: metav1.ConditionTrue,
+		Reason: "AsReleased", Message: fmt.Sprintf("chart %s %s, as release %s names", comp.Spec.Chart, p.chartVersion, comp.Spec.Release),
+		ObservedGeneration: comp.Generation}
+	if p.chartVersion != p.wantVersion {
+		cond.Status, cond.Reason = metav1.ConditionFalse, kupenstackv1.ReasonChartVersionMismatch
+		cond.Message = fmt.Sprintf("chart %s is version %s; release %s is made for %s", comp.Spec.Chart, p.chartVersion, comp.Spec.Release, p.wantVersion)
+		if c := meta.FindStatusCondition(comp.Status.Conditions, cond.Type); c == nil || c.Message != cond.Message {
+			p.event(corev1.EventTypeWarning, cond.Reason, "LoadChart", "%s", cond.Message)
+		}
+	}
+	meta.SetStatusCondition(&comp.Status.Conditions, cond)
 }
 
 // setServiceHealth copies the validation agent's verdict on the component's service (services
@@ -229,6 +257,8 @@ type pass struct {
 	history []*release.Release
 	// deadline is the configuration's progress deadline (0: none).
 	deadline time.Duration
+	// chartVersion is the version of the chart loaded, wantVersion the release table's.
+	chartVersion, wantVersion string
 }
 
 func (p *pass) event(kind, reason, action, format string, args ...any) {
@@ -294,6 +324,7 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		}
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
 	}
+	p.chartVersion, p.wantVersion = ch.Metadata.Version, cv.ChartVersion
 	// Exactly the secrets this chart declares, generated once for the whole cloud.
 	entries := credentials.Entries(cv.Component.Chart, ch.Values, cv.Values)
 	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace, credentials.Keys(entries))

@@ -122,7 +122,7 @@ func TestRenderDefaults(t *testing.T) {
 	if len(out.Components) != 12 {
 		t.Errorf("with cinder and horizon: %d components", len(out.Components))
 	}
-	if _, err := Render(Input{Release: "2024.1"}); err == nil || !strings.Contains(err.Error(), "supported: 2025.2, 2026.1") {
+	if _, err := Render(Input{Release: "2024.1"}); err == nil || !strings.Contains(err.Error(), "supported: 2025.1, 2025.2, 2026.1") {
 		t.Errorf("unsupported release: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The environment variables the charts' init containers set (helm-toolkit's
@@ -200,6 +202,8 @@ func ParseList(value, defaultNamespace string) ([]Ref, error) {
 			errs = append(errs, fmt.Errorf("%q: want name or namespace:name", item))
 		case ns == "" || name == "":
 			errs = append(errs, fmt.Errorf("%q: empty namespace or name", item))
+		case len(validation.IsDNS1123Subdomain(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0:
+			errs = append(errs, fmt.Errorf("%q: not a Kubernetes object name", item))
 		default:
 			refs = append(refs, Ref{Namespace: ns, Name: name})
 		}

@@ -69,7 +69,7 @@ func Main(args []string, getenv func(string) string, stderr io.Writer) int {
 			ctx, cancel = context.WithTimeout(ctx, *timeout)
 			defer cancel()
 		}
-		logger.Printf("pod %s/%s: %d dependencies, checked every %s", cfg.Namespace, cfg.PodName, len(cfg.Deps), interval)
+		logger.Printf("pod %s in namespace %s: %d dependencies, checked every %s", cfg.PodName, cfg.Namespace, len(cfg.Deps), interval)
 		if err := Resolve(ctx, e, cfg.Deps, interval, *repeat, logger); err != nil {
 			logger.Printf("stopped before every dependency was resolved: %v", err)
 			return 1

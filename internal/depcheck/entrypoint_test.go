@@ -139,6 +139,16 @@ func (p *program) waiting(t *testing.T, step string, logged ...string) {
 	}
 }
 
+// notResolved checks that none of deps was logged as resolved (so far).
+func (p *program) notResolved(t *testing.T, step string, deps ...string) {
+	t.Helper()
+	for _, d := range deps {
+		if strings.Contains(p.out.String(), "resolved: "+d) {
+			t.Errorf("%s: %s was resolved too early", step, d)
+		}
+	}
+}
+
 // ran checks the program exits 0 and COMMAND ran.
 func (p *program) ran(t *testing.T) {
 	t.Helper()
@@ -271,9 +281,11 @@ func TestService(t *testing.T) {
 		Subsets: []corev1.EndpointSubset{{NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.1.0.7"}}, Ports: []corev1.EndpointPort{{Port: 11211}}}}}
 	create(t, slice, decoy, eps)
 	p.waiting(t, "endpoints not ready")
+	p.notResolved(t, "endpoints not ready", "Service "+ns+"/db", "Service "+other+"/cache")
 
 	update(t, slice, func(s *discoveryv1.EndpointSlice) { s.Endpoints[0].Conditions.Ready = ptr.To(true) })
 	p.waiting(t, "db ready, cache not", "resolved: Service "+ns+"/db")
+	p.notResolved(t, "db ready, cache not", "Service "+other+"/cache")
 
 	update(t, eps, func(e *corev1.Endpoints) { //nolint:staticcheck
 		e.Subsets[0].Addresses, e.Subsets[0].NotReadyAddresses = e.Subsets[0].NotReadyAddresses, nil
@@ -305,8 +317,10 @@ func TestJobs(t *testing.T) {
 		dbSync, ksUser := job("db-sync", nil), job("ks-user", nil)
 		create(t, dbSync, ksUser)
 		p.waiting(t, "jobs running", "waiting for Job "+ns+"/db-sync: db-sync not completed")
+		p.notResolved(t, "jobs running", "Job "+ns+"/db-sync")
 		succeed(dbSync)
 		p.waiting(t, "one job done", "resolved: Job "+ns+"/db-sync")
+		p.notResolved(t, "one job done", "Job "+ns+"/ks-user")
 		succeed(ksUser)
 		p.ran(t)
 	})
@@ -320,6 +334,7 @@ func TestJobs(t *testing.T) {
 		create(t, a, b)
 		succeed(a)
 		p.waiting(t, "one of two labelled jobs done", "initializes=neutron: init-b not completed")
+		p.notResolved(t, "one of two labelled jobs done", "Jobs in "+ns+" with labels initializes=neutron")
 		succeed(b)
 		p.ran(t)
 	})
@@ -397,11 +412,13 @@ func TestDaemonSetPodsContainers(t *testing.T) {
 		"with labels app=agent on this node: no such pod on node node-a",
 		"with labels app=api,tier=x: 1 such pods, none ready")
 
+	p.notResolved(t, "nothing ready where it counts", "DaemonSet "+ns+"/ovs", "Container sidecar", "Pod in "+ns, "Pod in "+agents)
 	ready(ovsA, true)
 	setStatus(t, me, func(p *corev1.Pod) { p.Status.ContainerStatuses[1].Ready = true })
 	ready(api, true)
 	p.waiting(t, "only the same-node agent missing", "resolved: DaemonSet "+ns+"/ovs", "resolved: Container sidecar",
 		"resolved: Pod in "+agents)
+	p.notResolved(t, "only the same-node agent missing", "Pod in "+ns)
 
 	agentA := pod(ns, "agent-a", "node-a", map[string]string{"app": "agent"}, nil)
 	create(t, agentA)
@@ -471,6 +488,7 @@ func TestCustomResource(t *testing.T) {
 	})
 	update(t, gadget, func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"replicas": int64(3)} })
 	p.waiting(t, "condition false", "condition Ready is False, want True", "resolved: Gadget")
+	p.notResolved(t, "condition false", "Workflow")
 
 	update(t, wf, func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Ready", "status": "True"}}, "status", "conditions")

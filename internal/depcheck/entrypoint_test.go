@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -70,6 +71,12 @@ func (s *syncBuffer) String() string {
 // 100ms, COMMAND "touch <marker>" unless vars set COMMAND.
 func start(t *testing.T, vars map[string]string) *program {
 	t.Helper()
+	return startAs(t, "kubernetes-entrypoint", []string{"system:masters"}, vars)
+}
+
+// startAs is start as an API user with these groups (none: only what RBAC grants the user).
+func startAs(t *testing.T, user string, groups []string, vars map[string]string) *program {
+	t.Helper()
 	dir := t.TempDir()
 	p := &program{marker: filepath.Join(dir, "command-ran"), done: make(chan struct{})}
 	self, err := os.Executable()
@@ -84,7 +91,7 @@ func start(t *testing.T, vars map[string]string) *program {
 	}
 	environ = append(environ, asProgram+"=1", EnvPollInterval+"="+poll.String(), EnvCommand+"=touch "+p.marker)
 	if env.Config != nil {
-		kc, err := env.KubeConfig("kubernetes-entrypoint", "system:masters")
+		kc, err := env.KubeConfig(user, groups...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,11 +223,11 @@ func TestNoDependenciesRunsCommand(t *testing.T) {
 
 func TestEmptyCommandExitsZero(t *testing.T) {
 	p := start(t, map[string]string{EnvCommand: ""})
-	p.ran2(t)
+	p.exitedZero(t)
 }
 
-// ran2 is ran without COMMAND: exit 0 and nothing else.
-func (p *program) ran2(t *testing.T) {
+// exitedZero checks the program exits 0 without COMMAND, saying so.
+func (p *program) exitedZero(t *testing.T) {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -290,6 +297,26 @@ func TestService(t *testing.T) {
 	update(t, eps, func(e *corev1.Endpoints) { //nolint:staticcheck
 		e.Subsets[0].Addresses, e.Subsets[0].NotReadyAddresses = e.Subsets[0].NotReadyAddresses, nil
 	})
+	p.ran(t)
+}
+
+// The 2025.1 charts' kubernetes_pod_rbac_roles grant get/list on services and endpoints only, in
+// the pod's namespace: the EndpointSlice list is forbidden and Endpoints must carry it.
+func TestServiceWithChartRBAC(t *testing.T) {
+	env.Require(t)
+	ns := newNamespace(t)
+	user := "system:serviceaccount:" + ns + ":nova-api"
+	create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nova-api"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "extensions", "batch", "apps"}, Verbs: []string{"get", "list"},
+			Resources: []string{"services", "endpoints"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nova-api"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "nova-api"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}})
+	p := startAs(t, user, nil, map[string]string{EnvNamespace: ns, EnvService: "keystone-api"})
+	p.waiting(t, "no endpoints", "waiting for Service "+ns+"/keystone-api: no ready endpoint address")
+	//nolint:staticcheck // the legacy Endpoints object is what these charts can read
+	create(t, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-api"},
+		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "10.1.0.9"}}, Ports: []corev1.EndpointPort{{Port: 5000}}}}})
 	p.ran(t)
 }
 

@@ -8,12 +8,14 @@ package drift
 import (
 	"context"
 	"fmt"
+	"path"
 	"reflect"
 	"sort"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -76,6 +78,12 @@ func (c *Checker) Check(ctx context.Context, revision int, objects []helm.Object
 			}
 			return nil, fmt.Errorf("%s: dry-run apply: %w", ref, err)
 		}
+		for _, f := range RuntimeFields {
+			if f.Matches(ref) {
+				unstructured.RemoveNestedField(want.Object, f.Path...)
+				unstructured.RemoveNestedField(live.Object, f.Path...)
+			}
+		}
 		if paths := Diff(want.Object, live.Object); len(paths) > 0 {
 			drifted = append(drifted, fmt.Sprintf("%s %s: %s changed", ref.GVK.Kind, ref.Name, strings.Join(paths, ", ")))
 			delete(c.clean, key)
@@ -85,6 +93,43 @@ func (c *Checker) Check(ctx context.Context, revision int, objects []helm.Object
 	}
 	return drifted, nil
 }
+
+// RuntimeField is a field of a release's object that the chart's own software changes while the
+// cloud runs, on purpose: the drift check ignores it in the objects it names and nowhere else.
+// Repairing it would fight the chart (and could not hold: Helm's three-way merge leaves alone
+// what its manifests never set). docs/lcm.md lists the table with its reasons.
+type RuntimeField struct {
+	// Kind is the object's kind (in Group: "" for the core API).
+	Group, Kind string
+	// Name matches the object's name (a path.Match pattern).
+	Name string
+	// Path is the field, one element per key.
+	Path []string
+	// Reason says which software changes the field, and why.
+	Reason string
+}
+
+// Matches tells whether the field applies to an object.
+func (f RuntimeField) Matches(ref helm.ObjectRef) bool {
+	if ref.GVK.GroupKind() != (schema.GroupKind{Group: f.Group, Kind: f.Kind}) {
+		return false
+	}
+	ok, err := path.Match(f.Name, ref.Name)
+	return ok && err == nil
+}
+
+// RuntimeFields are the fields the real OpenStack-Helm charts change at run time in objects of
+// their manifests (checked on every chart of the tags the project supports; objects a chart
+// changes that are hooks or never in the manifest are not drift-checked at all, see docs/lcm.md).
+var RuntimeFields = []RuntimeField{{
+	Kind: "Service", Name: "mariadb",
+	Path: []string{"spec", "selector", "statefulset.kubernetes.io/pod-name"},
+	Reason: "the mariadb chart's mariadb-controller (Deployment mariadb-controller, " +
+		"templates/bin/_mariadb_controller.py.tpl, link_master_service) adds this key to the " +
+		"selector of the primary Service every 10 s, pointing it at the first ready server pod, " +
+		"so that writes go to one Galera node; the Service is named by " +
+		"endpoints.oslo_db.hosts.default, mariadb unless changed",
+}}
 
 // ignored are the fields that differ between a dry-run answer and the live object without
 // anybody having changed anything: bookkeeping, and status (the manifest has none).

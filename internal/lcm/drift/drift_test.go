@@ -3,6 +3,10 @@ package drift
 import (
 	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 )
 
 func TestDiff(t *testing.T) {
@@ -36,6 +40,35 @@ func TestDiff(t *testing.T) {
 		tc.change(live)
 		if got := Diff(base(), live); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: Diff = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRuntimeFieldsMatchOnlyTheirObjects(t *testing.T) {
+	ref := func(group, kind, name string) helm.ObjectRef {
+		return helm.ObjectRef{GVK: schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}, Namespace: "openstack", Name: name}
+	}
+	for _, tc := range []struct {
+		ref  helm.ObjectRef
+		want int
+	}{
+		{ref("", "Service", "mariadb"), 1},
+		{ref("", "Service", "mariadb-discovery"), 0},
+		{ref("", "Service", "keystone-api"), 0},
+		{ref("", "ConfigMap", "mariadb"), 0},
+		{ref("example.org", "Service", "mariadb"), 0},
+	} {
+		n := 0
+		for _, f := range RuntimeFields {
+			if f.Reason == "" || len(f.Path) == 0 {
+				t.Errorf("%s %s: a runtime field needs a path and a reason", f.Kind, f.Name)
+			}
+			if f.Matches(tc.ref) {
+				n++
+			}
+		}
+		if n != tc.want {
+			t.Errorf("%s: %d runtime fields match, want %d", tc.ref, n, tc.want)
 		}
 	}
 }

@@ -28,6 +28,9 @@ type Client struct {
 	// HookTimeout bounds how long Helm waits for a release's hook Jobs (database creation,
 	// endpoints...) during an action; Helm itself never waits for the workloads here.
 	HookTimeout time.Duration
+	// DisableHooks leaves out the releases' hooks in every action: only for tests against an
+	// API server that runs no pods, where a hook Job would never complete.
+	DisableHooks bool
 }
 
 // NewClient returns a client for the releases in namespace, stored as Secrets like the helm CLI
@@ -77,6 +80,7 @@ func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, valu
 	in.CreateNamespace = true
 	in.Timeout = c.HookTimeout
 	in.Description = description
+	in.DisableHooks = c.DisableHooks
 	return in.RunWithContext(ctx, ch, values)
 }
 
@@ -88,6 +92,7 @@ func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, valu
 	up.Timeout = c.HookTimeout
 	up.MaxHistory = MaxHistory
 	up.Description = description
+	up.DisableHooks = c.DisableHooks
 	return up.RunWithContext(ctx, name, ch, values)
 }
 
@@ -97,6 +102,7 @@ func (c *Client) Rollback(name string, revision int) error {
 	rb.Version = revision
 	rb.Timeout = c.HookTimeout
 	rb.MaxHistory = MaxHistory
+	rb.DisableHooks = c.DisableHooks
 	return rb.Run(name)
 }
 
@@ -105,6 +111,7 @@ func (c *Client) Uninstall(name string) error {
 	un := action.NewUninstall(c.cfg)
 	un.IgnoreNotFound = true
 	un.Timeout = c.HookTimeout
+	un.DisableHooks = c.DisableHooks
 	_, err := un.Run(name)
 	return err
 }

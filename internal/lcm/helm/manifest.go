@@ -1,12 +1,15 @@
 package helm
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -34,10 +37,35 @@ var clusterScoped = map[string]bool{
 	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true,
 }
 
-// Objects lists the objects of a rendered manifest (hooks are not part of a release's manifest).
+// SplitManifest splits a manifest into its YAML documents, in order, the way Helm's kube client
+// reads a manifest when it creates and updates the objects (k8s.io/apimachinery's YAMLReader: a
+// document ends at a line starting with "---"), so each document keeps its exact text.
+// releaseutil.SplitManifests is not that: it trims each document, and a block scalar (|) that
+// ends a document loses its final newline, a value the live object has.
+func SplitManifest(manifest string) ([]string, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+	var docs []string
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+		docs = append(docs, string(doc))
+	}
+}
+
+// Objects lists the objects of a rendered manifest (hooks are not part of a release's manifest),
+// in manifest order, each with its document as Helm applies it.
 func Objects(manifest, namespace string) ([]ObjectRef, error) {
+	docs, err := SplitManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
 	var out []ObjectRef
-	for _, doc := range releaseutil.SplitManifests(manifest) {
+	for _, doc := range docs {
 		if strings.TrimSpace(doc) == "" {
 			continue
 		}

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -194,14 +193,11 @@ var strictDecoder = serializer.NewCodecFactory(clientscheme.Scheme, serializer.E
 // type; any object needs apiVersion, kind and a name. It returns the count per kind.
 func Validate(manifest string) (map[string]int, error) {
 	kinds := map[string]int{}
-	docs := releaseutil.SplitManifests(manifest)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
+	docs, err := helm.SplitManifest(manifest)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		doc := docs[k]
+	for _, doc := range docs {
 		var head struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`

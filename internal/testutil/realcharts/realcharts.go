@@ -6,11 +6,14 @@ package realcharts
 
 import (
 	"net/http"
+	"strings"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
@@ -61,6 +64,48 @@ func Serve(t testing.TB, tag string, hits *atomic.Int64) string {
 			hits.Add(1)
 		}
 		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// ServeAll serves every tag as one chart repository (the indexes merged, as the official
+// repository holds every version), so that a configuration's release alone picks the chart
+// version, and returns its URL.
+func ServeAll(t testing.TB, hits *atomic.Int64) string {
+	t.Helper()
+	merged := repo.NewIndexFile()
+	var dirs []string
+	for _, tag := range Tags {
+		dirs = append(dirs, Dir(t, tag))
+		idx, err := repo.LoadIndexFile(filepath.Join(Dir(t, tag), "index.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(idx)
+	}
+	merged.SortEntries()
+	indexPath := filepath.Join(t.TempDir(), "index.yaml")
+	if err := merged.WriteFile(indexPath, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits != nil {
+			hits.Add(1)
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if name == "index.yaml" {
+			http.ServeFile(w, r, indexPath)
+			return
+		}
+		for _, dir := range dirs {
+			path := filepath.Join(dir, filepath.Base(name))
+			if _, err := os.Stat(path); err == nil && filepath.Base(name) == name {
+				http.ServeFile(w, r, path)
+				return
+			}
+		}
+		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL

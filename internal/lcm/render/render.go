@@ -135,6 +135,9 @@ type Options struct {
 	Charts string
 	// Only renders this component (empty: all).
 	Only string
+	// adjust, in tests, changes a component's values (with credentials) before they are
+	// completed for its chart.
+	adjust func(chartValues, vals map[string]any) map[string]any
 }
 
 // Run renders the components.
@@ -149,7 +152,8 @@ func Run(d *Documents, o Options) ([]Component, error) {
 	}
 	loader := &helm.ChartLoader{}
 	var result []Component
-	for _, cv := range out.Components {
+	for i := range out.Components {
+		cv := &out.Components[i]
 		if o.Only != "" && cv.Component.Name != o.Only {
 			continue
 		}
@@ -164,6 +168,13 @@ func Run(d *Documents, o Options) ([]Component, error) {
 				return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 			}
 			c.ChartVersion = ch.Metadata.Version
+			if o.adjust != nil {
+				vals = o.adjust(ch.Values, vals)
+			}
+			if vals, err = cv.ForChart(ch.Values, vals); err != nil {
+				return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
+			}
+			c.Values = vals
 			if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, vals); err != nil {
 				return nil, fmt.Errorf("%s: rendering chart %s: %w", cv.Component.Name, cv.Component.Chart, err)
 			}

@@ -32,10 +32,22 @@ type ComponentValues struct {
 	Component    Component
 	ChartVersion string
 	Values       map[string]any
-	// Hash of Values: a release needs an upgrade exactly when it changes.
+	// Hash of Values and of how the chart's other images are decided: a release needs an
+	// upgrade exactly when it changes.
 	Hash string
-	// ImageTags are the rendered images.tags.
+	// ImageTags are the rendered images.tags: those the profile sets, and after ForChart every
+	// image of the chart.
 	ImageTags map[string]string
+	// images decides, in ForChart, the images the values leave to the chart.
+	images imagePlan
+}
+
+// imagePlan decides a chart's images.tags entries the values do not set: the profile's images
+// by key, else the release table's image (ImageName) moved to Registry.
+type imagePlan struct {
+	Release  Release           `json:"release"`
+	Registry string            `json:"registry,omitempty"`
+	Profile  map[string]string `json:"profile,omitempty"`
 }
 
 // NodeOverride is one per-node entry: conf.overrides.<DaemonSet>.hosts[] = {name, conf}.
@@ -97,13 +109,18 @@ func Render(in Input) (*Output, error) {
 		}
 	}
 	for _, c := range components {
-		v, tags, err := renderComponent(rel, c, in.Profile)
+		v, tags, err := renderComponent(c, in.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
 		addNodeOverrides(v, c, perComponent[c.Name])
+		plan := imagePlan{Release: rel}
+		if in.Profile != nil {
+			plan.Registry, plan.Profile = in.Profile.ImageRegistry, in.Profile.Images
+		}
 		out.Components = append(out.Components, ComponentValues{
-			Component: c, ChartVersion: rel.ChartVersion, Values: v, Hash: Hash(v), ImageTags: tags,
+			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan,
+			Hash: Hash(map[string]any{"values": v, "images": plan}),
 		})
 	}
 	return out, nil
@@ -171,23 +188,15 @@ func addHosts(v map[string]any, entries []hostEntry) {
 	}
 }
 
-func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, error) {
+func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, error) {
 	v := map[string]any{}
 	tags := map[string]string{}
-	for _, k := range c.imageKeys() {
-		tags[k] = rel.Image(c.Images[k])
-	}
 	if p == nil {
 		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	}
-	// Profile-wide knobs.
-	for k := range tags {
-		tags[k] = withRegistry(tags[k], p.ImageRegistry)
-	}
-	for k, img := range p.Images {
-		if _, ok := tags[k]; ok {
-			tags[k] = img
-		}
+	// Profile-wide knobs; the images the values leave unset are decided with the chart (ForChart).
+	if p.ImagePullPolicy != "" {
+		set(v, string(p.ImagePullPolicy), "images", "pull_policy")
 	}
 	applyDebug(v, c, p.Debug)
 	applyReplicas(v, c, p.Replicas)
@@ -204,11 +213,13 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 			tags[k] = img
 		}
 	}
-	imgs := map[string]any{}
-	for k, t := range tags {
-		imgs[k] = t
+	if len(tags) > 0 {
+		imgs := map[string]any{}
+		for k, t := range tags {
+			imgs[k] = t
+		}
+		set(v, imgs, "images", "tags")
 	}
-	set(v, imgs, "images", "tags")
 	if !ok {
 		return v, tags, nil
 	}
@@ -231,17 +242,58 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 		}
 	}
 	// Report the tags as finally rendered (values may have changed them).
-	final := map[string]string{}
+	return v, imageTags(v), nil
+}
+
+// imageTags are the images.tags entries of v that are set.
+func imageTags(v map[string]any) map[string]string {
+	tags := map[string]string{}
 	if m, ok := get(v, "images", "tags"); ok {
 		if mm, ok := m.(map[string]any); ok {
 			for k, t := range mm {
-				if s, ok := t.(string); ok {
-					final[k] = s
+				if s, ok := t.(string); ok && s != "" {
+					tags[k] = s
 				}
 			}
 		}
 	}
-	return v, final, nil
+	return tags
+}
+
+// ForChart completes vals, the component's values as given to Helm, for the chart that renders
+// them (chartValues are its values.yaml): every images.tags key the chart declares that vals
+// leave unset gets the profile's image of that key, else the release's image (Component.ImageName)
+// moved to the profile's imageRegistry. So no container runs a chart default, which may belong
+// to another release; a key the table cannot map is an error. cv.ImageTags becomes every image.
+func (cv *ComponentValues) ForChart(chartValues, vals map[string]any) (map[string]any, error) {
+	have := imageTags(vals)
+	decided := map[string]any{}
+	declared, _ := get(chartValues, "images", "tags")
+	keys, _ := declared.(map[string]any)
+	for _, k := range sortedKeys(keys) {
+		if _, ok := have[k]; ok {
+			continue
+		}
+		if img := cv.images.Profile[k]; img != "" {
+			decided[k] = img
+			continue
+		}
+		name, err := cv.Component.ImageName(k)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := cv.images.Release.Image(name)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: images.tags.%s: %w", cv.Component.Chart, k, err)
+		}
+		decided[k] = withRegistry(ref, cv.images.Registry)
+	}
+	out, err := Merge(vals, map[string]any{"images": map[string]any{"tags": decided}})
+	if err != nil {
+		return nil, err
+	}
+	cv.ImageTags = imageTags(out)
+	return out, nil
 }
 
 func applyDebug(v map[string]any, c Component, debug *bool) {

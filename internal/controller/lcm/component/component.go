@@ -302,6 +302,9 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		}
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
 	}
+	if vals, err = cv.ForChart(ch.Values, vals); err != nil {
+		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
+	}
 	// The OpenStack release is part of what a revision is made from even when the component's
 	// values do not change with it (infrastructure images), so that a release upgrade moves
 	// every component, phase after phase.

@@ -3,6 +3,7 @@ package values
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -40,6 +41,8 @@ type ComponentValues struct {
 	ImageTags map[string]string
 	// images decides, in ForChart, the images the values leave to the chart.
 	images imagePlan
+	// drop are the chart's entries ForChart removes unless the values set them.
+	drop [][]string
 }
 
 // imagePlan decides a chart's images.tags entries the values do not set: the profile's images
@@ -109,7 +112,7 @@ func Render(in Input) (*Output, error) {
 		}
 	}
 	for _, c := range components {
-		v, tags, err := renderComponent(c, in.Profile)
+		v, tags, drop, err := renderComponent(c, in.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
@@ -119,7 +122,7 @@ func Render(in Input) (*Output, error) {
 			plan.Registry, plan.Profile = in.Profile.ImageRegistry, in.Profile.Images
 		}
 		out.Components = append(out.Components, ComponentValues{
-			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan,
+			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan, drop: drop,
 			Hash: Hash(map[string]any{"values": v, "images": plan}),
 		})
 	}
@@ -188,12 +191,13 @@ func addHosts(v map[string]any, entries []hostEntry) {
 	}
 }
 
-func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, error) {
+func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, [][]string, error) {
 	v := map[string]any{}
 	tags := map[string]string{}
 	if p == nil {
 		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	}
+	drop := smallCluster(v, c, p.StorageClass)
 	// Profile-wide knobs; the images the values leave unset are decided with the chart (ForChart).
 	if p.ImagePullPolicy != "" {
 		set(v, string(p.ImagePullPolicy), "images", "pull_policy")
@@ -221,28 +225,28 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 		set(v, imgs, "images", "tags")
 	}
 	if !ok {
-		return v, tags, nil
+		return v, tags, drop, nil
 	}
 	if cp.Values != nil {
 		user, err := ParseObject(cp.Values.Raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("values: %w", err)
+			return nil, nil, nil, fmt.Errorf("values: %w", err)
 		}
 		if v, err = Merge(v, user); err != nil {
-			return nil, nil, fmt.Errorf("values: %w", err)
+			return nil, nil, nil, fmt.Errorf("values: %w", err)
 		}
 	}
 	if cp.Conf != nil {
 		conf, err := ParseObject(cp.Conf.Raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("conf: %w", err)
+			return nil, nil, nil, fmt.Errorf("conf: %w", err)
 		}
 		if v, err = Merge(v, map[string]any{"conf": conf}); err != nil {
-			return nil, nil, fmt.Errorf("conf: %w", err)
+			return nil, nil, nil, fmt.Errorf("conf: %w", err)
 		}
 	}
 	// Report the tags as finally rendered (values may have changed them).
-	return v, imageTags(v), nil
+	return v, imageTags(v), drop, nil
 }
 
 // imageTags are the images.tags entries of v that are set.
@@ -288,13 +292,145 @@ func (cv *ComponentValues) ForChart(chartValues, vals map[string]any) (map[strin
 		}
 		decided[k] = withRegistry(ref, cv.images.Registry)
 	}
-	out, err := Merge(vals, map[string]any{"images": map[string]any{"tags": decided}})
+	over := withoutIngress(chartValues, vals)
+	set(over, decided, "images", "tags")
+	out, err := Merge(vals, over)
 	if err != nil {
 		return nil, err
+	}
+	for _, path := range cv.drop {
+		_, given := get(out, path...)
+		if _, declared := get(chartValues, path...); declared && !given {
+			set(out, nil, path...)
+		}
 	}
 	cv.ImageTags = imageTags(out)
 	return out, nil
 }
+
+// withoutIngress is what turns the chart's ingresses off, unless vals turn one of them on:
+// every manifests.*ingress* switch the chart declares is off, and every endpoint's public and
+// admin host, port and scheme are its internal ones (or its default, where the chart names no
+// internal one). So the public endpoints, those registered in Keystone's catalogue included, are
+// the cloud's own Services, reachable with no ingress controller. Entries vals set are kept.
+func withoutIngress(chartValues, vals map[string]any) map[string]any {
+	over := map[string]any{}
+	manifests, _ := get(chartValues, "manifests")
+	switches, _ := manifests.(map[string]any)
+	for k := range switches {
+		if on, _ := get(vals, "manifests", k); strings.Contains(k, "ingress") && on == true {
+			return over
+		}
+	}
+	for _, k := range sortedKeys(switches) {
+		if _, given := get(vals, "manifests", k); strings.Contains(k, "ingress") && !given {
+			set(over, false, "manifests", k)
+		}
+	}
+	// lookup reads a value of the chart as vals change it.
+	lookup := func(path ...string) (any, bool) {
+		if v, ok := get(vals, path...); ok {
+			return v, true
+		}
+		return get(chartValues, path...)
+	}
+	endpoints, _ := get(chartValues, "endpoints")
+	types, _ := endpoints.(map[string]any)
+	for _, typ := range sortedKeys(types) {
+		ep, _ := types[typ].(map[string]any)
+		paths := [][]string{{"hosts"}, {"scheme"}}
+		ports, _ := ep["port"].(map[string]any)
+		for _, p := range sortedKeys(ports) {
+			paths = append(paths, []string{"port", p})
+		}
+		for _, p := range paths {
+			path := append([]string{"endpoints", typ}, p...)
+			if m, ok := lookup(path...); !ok || !isMap(m) {
+				continue
+			}
+			target, ok := lookup(append(path, "internal")...)
+			if !ok || target == nil {
+				target, ok = lookup(append(path, "default")...)
+			}
+			if !ok || target == nil {
+				continue
+			}
+			for _, side := range []string{"public", "admin"} {
+				if _, given := get(vals, append(path, side)...); !given {
+					set(over, target, append(path, side)...)
+				}
+			}
+		}
+	}
+	return over
+}
+
+func isMap(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+// Host paths of the data MariaDB and RabbitMQ keep on their node when no StorageClass is named.
+const (
+	MariadbHostPath  = "/var/lib/openstack-helm/mariadb"
+	RabbitmqHostPath = "/var/lib/openstack-helm/rabbitmq"
+)
+
+// smallCluster sets the release defaults that let a cloud deploy on one or a few nodes with no
+// Ceph, Swift, ingress controller or storage provisioner (the charts default to all of these):
+// no Ceph in libvirt and nova; Glance images, MariaDB and RabbitMQ data on a host path of their
+// node, or on volumes of storageClass when one is named ("default": the cluster's default);
+// no image download by Glance's bootstrap; Cinder on LVM (see docs/lcm.md for the volume group it
+// needs) without its Ceph or Swift backup. Everything else the profile sets overrides these.
+// ForChart turns the ingresses off.
+//
+// It returns the chart's entries to drop (ForChart makes them null, which Helm reads as "remove
+// the chart's default"), unless the values set them.
+func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]string) {
+	switch c.Chart {
+	case "libvirt", "nova":
+		set(v, false, "conf", "ceph", "enabled")
+	case "mariadb":
+		if storageClass == "" {
+			set(v, false, "volume", "enabled")
+			set(v, map[string]any{"enabled": true, "host_path": MariadbHostPath}, "volume", "use_local_path_for_single_pod_cluster")
+		} else {
+			set(v, storageClass, "volume", "class_name")
+			set(v, storageClass, "volume", "backup", "class_name")
+		}
+	case "rabbitmq":
+		if storageClass == "" {
+			set(v, false, "volume", "enabled")
+			set(v, map[string]any{"enabled": true, "host_path": RabbitmqHostPath}, "volume", "use_local_path")
+		} else {
+			set(v, storageClass, "volume", "class_name")
+		}
+	case "glance":
+		if storageClass == "" {
+			set(v, "local", "storage") // a host path: conf.glance.glance_store.filesystem_store_datadir
+		} else {
+			set(v, "pvc", "storage")
+			set(v, storageClass, "volume", "class_name")
+		}
+		set(v, false, "bootstrap", "enabled") // it downloads CirrOS from the internet
+	case "cinder":
+		set(v, map[string]any{"enabled_backends": lvmBackend, "default_volume_type": lvmBackend}, "conf", "cinder", "DEFAULT")
+		set(v, map[string]any{lvmBackend: map[string]any{
+			"volume_driver": "cinder.volume.drivers.lvm.LVMVolumeDriver", "volume_backend_name": lvmBackend,
+			"volume_group": "cinder-volumes", "target_protocol": "iscsi", "target_helper": "tgtadm",
+			"image_volume_cache_enabled": false,
+		}}, "conf", "backends")
+		set(v, true, "conf", "enable_iscsi")
+		for _, m := range []string{"deployment_backup", "job_backup_storage_init", "pvc_backup"} {
+			set(v, false, "manifests", m)
+		}
+		return [][]string{{"conf", "backends", "rbd1"}} // the chart's Ceph backend
+	}
+	return nil
+}
+
+// lvmBackend is Cinder's default backend.
+const lvmBackend = "lvmdriver-1"
 
 func applyDebug(v map[string]any, c Component, debug *bool) {
 	if debug != nil && c.Service != "" {

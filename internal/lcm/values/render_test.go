@@ -342,3 +342,118 @@ func TestForChartUnknownImageKey(t *testing.T) {
 		}
 	}
 }
+
+// The release defaults need no Ceph, Swift, StorageClass or internet; a named storageClass puts
+// the data on its volumes; the profile's values still override every default.
+func TestRenderSmallClusterDefaults(t *testing.T) {
+	out, err := Render(Input{Release: "2026.1", OptionalComponents: []string{"cinder"}, Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Components: map[string]kupenstackv1.ComponentProfile{"nova": {Values: rawJSON(`{"conf":{"ceph":{"enabled":true}}}`)}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{StorageClass: "fast"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		out             *Output
+		component, path string
+		want            string
+	}{
+		{out, "libvirt", "conf.ceph.enabled", `false`},
+		{out, "nova", "conf.ceph.enabled", `true`}, // the profile's values win
+		{out, "mariadb", "volume.enabled", `false`},
+		{out, "mariadb", "volume.use_local_path_for_single_pod_cluster", `{"enabled":true,"host_path":"/var/lib/openstack-helm/mariadb"}`},
+		{out, "rabbitmq", "volume.use_local_path", `{"enabled":true,"host_path":"/var/lib/openstack-helm/rabbitmq"}`},
+		{out, "glance", "storage", `"local"`},
+		{out, "glance", "bootstrap.enabled", `false`},
+		{out, "cinder", "conf.cinder.DEFAULT.enabled_backends", `"lvmdriver-1"`},
+		{out, "cinder", "manifests.deployment_backup", `false`},
+		{named, "mariadb", "volume", `{"backup":{"class_name":"fast"},"class_name":"fast"}`},
+		{named, "rabbitmq", "volume", `{"class_name":"fast"}`},
+		{named, "glance", "storage", `"pvc"`},
+		{named, "glance", "volume.class_name", `"fast"`},
+	} {
+		if got := at(t, component(t, tt.out, tt.component).Values, tt.path); got != tt.want {
+			t.Errorf("%s %s = %s, want %s", tt.component, tt.path, got, tt.want)
+		}
+	}
+	// The chart's Ceph backend is dropped for Helm (null), unless the values keep it.
+	chart := map[string]any{"conf": map[string]any{"backends": map[string]any{"rbd1": map[string]any{"volume_driver": "rbd"}}}}
+	cinder := component(t, out, "cinder")
+	v, err := cinder.ForChart(chart, cinder.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := get(v, "conf", "backends", "rbd1"); !ok || got != nil {
+		t.Errorf("conf.backends.rbd1 = %v (set %v), want null", got, ok)
+	}
+	if v, _ = cinder.ForChart(chart, mustMerge(t, cinder.Values, `{"conf":{"backends":{"rbd1":{"rbd_pool":"volumes"}}}}`)); at(t, v, "conf.backends.rbd1") != `{"rbd_pool":"volumes"}` {
+		t.Errorf("conf.backends.rbd1 = %s, want the values' entry", at(t, v, "conf.backends.rbd1"))
+	}
+}
+
+func mustMerge(t *testing.T, base map[string]any, over string) map[string]any {
+	t.Helper()
+	o, err := ParseObject([]byte(over))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Merge(base, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// With the chart, the ingresses are off and the public and admin endpoints are the internal
+// ones, unless the values turn an ingress on or name the endpoint.
+func TestForChartWithoutIngress(t *testing.T) {
+	chart := map[string]any{
+		"manifests": map[string]any{"ingress_api": true, "service_ingress_api": true, "secret_ingress_tls": true, "deployment_api": true},
+		"endpoints": map[string]any{
+			"identity": map[string]any{
+				"hosts":  map[string]any{"default": "keystone", "internal": "keystone-api"},
+				"scheme": map[string]any{"default": "http"},
+				"port":   map[string]any{"api": map[string]any{"default": 80, "internal": 5000}},
+			},
+			"compute_novnc_proxy": map[string]any{
+				"hosts": map[string]any{"default": "nova-novncproxy", "public": "novncproxy"},
+				"port":  map[string]any{"novnc_proxy": map[string]any{"default": 6080, "public": 80}},
+			},
+			"cluster_domain_suffix": "cluster.local",
+		},
+	}
+	out, err := Render(Input{Release: "2026.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keystone := component(t, out, "keystone")
+	v, err := keystone.ForChart(chart, mustMerge(t, keystone.Values, `{"endpoints":{"identity":{"hosts":{"admin":"keystone-admin"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"manifests":                                      `{"ingress_api":false,"secret_ingress_tls":false,"service_ingress_api":false}`,
+		"endpoints.identity.hosts":                       `{"admin":"keystone-admin","public":"keystone-api"}`,
+		"endpoints.identity.port.api":                    `{"admin":5000,"public":5000}`,
+		"endpoints.identity.scheme":                      `{"admin":"http","public":"http"}`,
+		"endpoints.compute_novnc_proxy.hosts":            `{"admin":"nova-novncproxy","public":"nova-novncproxy"}`,
+		"endpoints.compute_novnc_proxy.port.novnc_proxy": `{"admin":6080,"public":6080}`,
+	} {
+		if got := at(t, v, path); got != want {
+			t.Errorf("%s = %s, want %s", path, got, want)
+		}
+	}
+	withIngress := mustMerge(t, keystone.Values, `{"manifests":{"ingress_api":true}}`)
+	if v, err = keystone.ForChart(chart, withIngress); err != nil {
+		t.Fatal(err)
+	}
+	if got := at(t, v, "manifests"); got != `{"ingress_api":true}` {
+		t.Errorf("with ingress_api on: manifests = %s", got)
+	}
+	if got := at(t, v, "endpoints.identity.hosts"); got != `<none>` {
+		t.Errorf("with ingress_api on: endpoints.identity.hosts = %s", got)
+	}
+}

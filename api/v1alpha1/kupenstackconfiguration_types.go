@@ -147,7 +147,9 @@ type ComponentStatus struct {
 	// ValuesHash identifies the rendered values: it changes exactly when the release needs an
 	// upgrade.
 	ValuesHash string `json:"valuesHash,omitempty"`
-	// Images is the number of images.tags entries rendered for the component.
+	// Images is the number of images.tags entries the profile sets for the component; the
+	// release table decides the chart's other images when the chart is loaded (the component's
+	// status lists them all).
 	Images int32 `json:"images,omitempty"`
 	// Phase, Revision and Ready mirror the component's OpenstackComponent.
 	// +optional

@@ -72,6 +72,21 @@ type OpenstackCloudConfigurationProfileSpec struct {
 	// +optional
 	Images map[string]string `json:"images,omitempty"`
 
+	// ImagePullPolicy of every container (each chart's images.pull_policy); the charts' default
+	// is IfNotPresent.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// StorageClass of the persistent volumes: MariaDB's and RabbitMQ's data, Glance's images.
+	// "default" means the cluster's default StorageClass. Unset, MariaDB, RabbitMQ and Glance
+	// keep their data in a host path on the node their pod runs on, which suits one node (or
+	// one replica of each) and needs no storage provisioner (see docs/lcm.md).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="storageClass must be a StorageClass name"
+	// +optional
+	StorageClass string `json:"storageClass,omitempty"`
+
 	// Resources turns pod resources on (pod.resources.enabled) and sets the requests and limits
 	// of every component's API pods (pod.resources.api).
 	// +optional

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 )
 
@@ -74,4 +75,22 @@ func Input(cfg *kupenstackv1.KupenstackConfiguration, lookup ProfileLookup) (*va
 		in.Nodes = append(in.Nodes, node)
 	}
 	return in, nil
+}
+
+// The values of a component's Helm release are completed here, in one place for the component
+// loops and `kupenstack render`: the rendered values, the secrets the chart declares underneath
+// them, then what only the chart tells (every image key it has, ingresses off).
+
+// SecretKeys are the keys of the generated secrets the component's chart declares.
+func SecretKeys(cv *values.ComponentValues, chartValues map[string]any) []string {
+	return credentials.Keys(credentials.Entries(cv.Component.Chart, chartValues, cv.Values))
+}
+
+// ChartValues are the values Helm gets for the component's chart, given the secrets of SecretKeys.
+func ChartValues(cv *values.ComponentValues, chartValues map[string]any, secrets map[string]string) (map[string]any, error) {
+	vals, err := credentials.WithValues(credentials.Entries(cv.Component.Chart, chartValues, cv.Values), secrets, cv.Values)
+	if err != nil {
+		return nil, err
+	}
+	return cv.ForChart(chartValues, vals)
 }

@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
-	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
 	"github.com/kupenstack/kupenstack/internal/lcm/desired"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
@@ -146,7 +145,8 @@ func Run(d *Documents, o Options) ([]Component, error) {
 	}
 	loader := &helm.ChartLoader{}
 	var result []Component
-	for _, cv := range out.Components {
+	for i := range out.Components {
+		cv := &out.Components[i]
 		if o.Only != "" && cv.Component.Name != o.Only {
 			continue
 		}
@@ -159,19 +159,18 @@ func Run(d *Documents, o Options) ([]Component, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 		}
+		c.ChartVersion = ch.Metadata.Version
 		// The secrets the chart declares, each a placeholder: the real ones exist only in the cluster.
-		entries := credentials.Entries(cv.Component.Chart, ch.Values, cv.Values)
 		pw := map[string]string{}
-		for _, k := range credentials.Keys(entries) {
+		for _, k := range desired.SecretKeys(cv, ch.Values) {
 			pw[k] = Placeholder
 			if o.Secret != nil {
 				pw[k] = o.Secret(k)
 			}
 		}
-		if c.Values, err = credentials.WithValues(entries, pw, cv.Values); err != nil {
+		if c.Values, err = desired.ChartValues(cv, ch.Values, pw); err != nil {
 			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 		}
-		c.ChartVersion = ch.Metadata.Version
 		if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, c.Values); err != nil {
 			return nil, fmt.Errorf("%s: rendering chart %s: %w", cv.Component.Name, cv.Component.Chart, err)
 		}

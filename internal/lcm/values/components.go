@@ -2,7 +2,7 @@ package values
 
 import (
 	"fmt"
-	"sort"
+	"strings"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 )
@@ -56,75 +56,92 @@ type Component struct {
 	Service string
 	// ReplicaKeys are the pod.replicas.<key> entries of its control-plane pods.
 	ReplicaKeys []string
-	// Images are the images.tags.<key> entries, each with its image name (see Release.Image).
-	Images map[string]string
+	// Image is the image name (see Release.Image) of the chart's images.tags keys <chart> and
+	// <chart>_*; ImageExceptions name the image of its other keys (see ImageName).
+	Image           string
+	ImageExceptions map[string]string
 	// NodeLabels: the component runs a DaemonSet on nodes with any of these labels.
 	NodeLabels []string
 	// NodeDaemonSets take per-node overrides.
 	NodeDaemonSets []NodeDaemonSet
 }
 
-// Helper images every OpenStack chart uses (kubernetes-entrypoint and the bootstrap jobs).
-func withCommon(images map[string]string) map[string]string {
-	out := map[string]string{"dep_check": imgEntrypoint, "db_init": imgHeat, "db_drop": imgHeat,
-		"ks_user": imgHeat, "ks_service": imgHeat, "ks_endpoints": imgHeat, "rabbit_init": imgRabbitmq}
-	for k, v := range images {
-		out[k] = v
-	}
-	return out
-}
-
 // Image names; Release.Image turns a name into a full reference for the release.
 const (
-	imgEntrypoint = "@kubernetes-entrypoint"
-	imgHeat       = "heat"
-	imgRabbitmq   = "@rabbitmq"
-	imgMariadb    = "@mariadb"
-	imgMemcached  = "@memcached"
-	imgOVS        = "@openvswitch"
-	imgLibvirt    = "@libvirt"
+	imgClient     = "openstack-client"
+	imgCephHelper = "@ceph-config-helper"
 )
+
+// commonImages are the images.tags keys of the helpers every chart may have, by image name:
+// the kubernetes-entrypoint init containers, the database, keystone and RabbitMQ set-up jobs
+// (OpenStack-Helm runs them with its openstack-client image), the image-sync job and the Rally
+// test pod.
+var commonImages = map[string]string{
+	"dep_check": "@kubernetes-entrypoint", "image_repo_sync": "@docker",
+	"db_init": imgClient, "db_drop": imgClient, "bootstrap": imgClient,
+	"ks_user": imgClient, "ks_service": imgClient, "ks_endpoints": imgClient,
+	"rabbit_init": "@rabbitmq-management", "test": "@rally",
+}
+
+// ImageName is the image name (see Release.Image) of one of the chart's images.tags keys: the
+// component's exceptions, then the helpers every chart has, then the component's own image for
+// <chart> and <chart>_*. A key none of these map is an error, so that a chart version adding a
+// key cannot silently run its own default image, of whatever release it defaults to.
+func (c Component) ImageName(key string) (string, error) {
+	if name, ok := c.ImageExceptions[key]; ok {
+		return name, nil
+	}
+	if name, ok := commonImages[key]; ok {
+		return name, nil
+	}
+	if c.Image != "" && (key == c.Chart || strings.HasPrefix(key, c.Chart+"_")) {
+		return c.Image, nil
+	}
+	return "", fmt.Errorf("chart %s: images.tags.%s has no image in KupenStack's table (internal/lcm/values/components.go); set it in the profile's images", c.Chart, key)
+}
 
 // Components are every component KupenStack knows, in a valid install order.
 var Components = []Component{
 	{Name: "mariadb", Chart: "mariadb", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
-		Images: map[string]string{"mariadb": imgMariadb, "dep_check": imgEntrypoint}},
+		Image: "@mariadb", ImageExceptions: map[string]string{"mariadb_backup": "@mariadb-backup",
+			"prometheus_create_mysql_user": "@mariadb", "prometheus_mysql_exporter": "@mysqld-exporter",
+			"prometheus_mysql_exporter_helm_tests": imgClient, "scripted_test": "@mariadb"}},
 	{Name: "rabbitmq", Chart: "rabbitmq", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
-		Images: map[string]string{"rabbitmq": imgRabbitmq, "dep_check": imgEntrypoint}},
+		Image: "@rabbitmq", ImageExceptions: map[string]string{"rabbitmq_init": imgClient,
+			"scripted_test": "@rabbitmq-management", "prometheus_rabbitmq_exporter": "@rabbitmq-exporter",
+			"prometheus_rabbitmq_exporter_helm_tests": imgClient}},
 	{Name: "memcached", Chart: "memcached", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
-		Images: map[string]string{"memcached": imgMemcached, "dep_check": imgEntrypoint}},
-	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra,
-		Images:     map[string]string{"openvswitch_db_server": imgOVS, "openvswitch_vswitchd": imgOVS, "dep_check": imgEntrypoint},
+		Image: "@memcached", ImageExceptions: map[string]string{"prometheus_memcached_exporter": "@memcached-exporter"}},
+	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra, Image: "@openvswitch",
 		NodeLabels: []string{LabelOpenvswitch}},
 	{Name: "libvirt", Chart: "libvirt", Phase: PhaseInfra, DependsOn: []string{"openvswitch"},
-		Images:         map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
+		Image: "@libvirt", ImageExceptions: map[string]string{"ceph_config_helper": imgCephHelper,
+			"kubectl": "@kubectl", "libvirt_exporter": "@libvirt-exporter"},
 		NodeLabels:     []string{LabelComputeNode},
 		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
 	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
 		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"},
-		Images: withCommon(map[string]string{"keystone_api": "keystone", "keystone_db_sync": "keystone",
-			"keystone_bootstrap": "keystone", "keystone_fernet_setup": "keystone", "keystone_credential_setup": "keystone"})},
+		Image: "keystone", ImageExceptions: map[string]string{"keystone_credential_cleanup": imgClient}},
 	{Name: "glance", Chart: "glance", Phase: PhaseImagePlacement, Service: "glance",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
-		Images: withCommon(map[string]string{"glance_api": "glance", "glance_db_sync": "glance"})},
+		Image: "glance", ImageExceptions: map[string]string{"glance_storage_init": imgCephHelper}},
 	{Name: "cinder", Chart: "cinder", Optional: true, Phase: PhaseImagePlacement, Service: "cinder",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api", "scheduler", "volume"},
-		Images: withCommon(map[string]string{"cinder_api": "cinder", "cinder_db_sync": "cinder",
-			"cinder_scheduler": "cinder", "cinder_volume": "cinder"})},
+		Image: "cinder", ImageExceptions: map[string]string{"cinder_storage_init": imgCephHelper,
+			"cinder_backup_storage_init": imgCephHelper}},
 	{Name: "placement", Chart: "placement", Phase: PhaseImagePlacement, Service: "placement",
-		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
-		Images: withCommon(map[string]string{"placement": "placement", "placement_db_sync": "placement"})},
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, Image: "placement"},
 	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
 		DependsOn:   []string{"keystone", "glance", "placement", "libvirt"},
 		ReplicaKeys: []string{"osapi", "api_metadata", "conductor", "scheduler", "novncproxy"},
-		Images: withCommon(map[string]string{"nova_api": "nova", "nova_compute": "nova", "nova_conductor": "nova",
-			"nova_scheduler": "nova", "nova_novncproxy": "nova", "nova_db_sync": "nova", "nova_cell_setup": "nova"}),
+		Image:       "nova", ImageExceptions: map[string]string{"nova_cell_setup_init": imgClient,
+			"nova_service_cleaner": imgCephHelper, "nova_storage_init": imgCephHelper,
+			"nova_wait_for_computes_init": imgCephHelper},
 		NodeLabels:     []string{LabelComputeNode},
 		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}}},
 	{Name: "neutron", Chart: "neutron", Phase: PhaseComputeNetwork, Service: "neutron",
 		DependsOn: []string{"keystone", "openvswitch"}, ReplicaKeys: []string{"server"},
-		Images: withCommon(map[string]string{"neutron_server": "neutron", "neutron_db_sync": "neutron",
-			"neutron_openvswitch_agent": "neutron", "neutron_dhcp": "neutron", "neutron_l3": "neutron", "neutron_metadata": "neutron"}),
+		Image: "neutron", ImageExceptions: map[string]string{"netoffload": "@netoffload", "purge_test": "@ospurge"},
 		NodeLabels: []string{LabelOpenvswitch, LabelControlPlane},
 		NodeDaemonSets: []NodeDaemonSet{
 			{Key: "neutron_ovs_agent", Label: LabelOpenvswitch},
@@ -134,7 +151,7 @@ var Components = []Component{
 		}},
 	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"},
-		Images: withCommon(map[string]string{"horizon": "horizon", "horizon_db_sync": "horizon"})},
+		Image: "horizon", ImageExceptions: map[string]string{"test": "@osh-selenium"}},
 }
 
 // ComponentByName finds a component.
@@ -204,14 +221,4 @@ func (c Component) runsOn(labels map[string]string) bool {
 		}
 	}
 	return false
-}
-
-// imageKeys are the component's images.tags keys, sorted.
-func (c Component) imageKeys() []string {
-	keys := make([]string, 0, len(c.Images))
-	for k := range c.Images {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package values
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,10 +33,24 @@ type ComponentValues struct {
 	Component    Component
 	ChartVersion string
 	Values       map[string]any
-	// Hash of Values: a release needs an upgrade exactly when it changes.
+	// Hash of Values and of how the chart's other images are decided: a release needs an
+	// upgrade exactly when it changes.
 	Hash string
-	// ImageTags are the rendered images.tags.
+	// ImageTags are the rendered images.tags: those the profile sets, and after ForChart every
+	// image of the chart.
 	ImageTags map[string]string
+	// images decides, in ForChart, the images the values leave to the chart.
+	images imagePlan
+	// drop are the chart's entries ForChart removes unless the values set them.
+	drop [][]string
+}
+
+// imagePlan decides a chart's images.tags entries the values do not set: the profile's images
+// by key, else the release table's image (ImageName) moved to Registry.
+type imagePlan struct {
+	Release  Release           `json:"release"`
+	Registry string            `json:"registry,omitempty"`
+	Profile  map[string]string `json:"profile,omitempty"`
 }
 
 // NodeOverride is one per-node entry: conf.overrides.<DaemonSet>.hosts[] = {name, conf}.
@@ -97,13 +112,18 @@ func Render(in Input) (*Output, error) {
 		}
 	}
 	for _, c := range components {
-		v, tags, err := renderComponent(rel, c, in.Profile)
+		v, tags, drop, err := renderComponent(c, in.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
 		addNodeOverrides(v, c, perComponent[c.Name])
+		plan := imagePlan{Release: rel}
+		if in.Profile != nil {
+			plan.Registry, plan.Profile = in.Profile.ImageRegistry, in.Profile.Images
+		}
 		out.Components = append(out.Components, ComponentValues{
-			Component: c, ChartVersion: rel.ChartVersion, Values: v, Hash: Hash(v), ImageTags: tags,
+			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan, drop: drop,
+			Hash: Hash(map[string]any{"values": v, "images": plan}),
 		})
 	}
 	return out, nil
@@ -171,23 +191,16 @@ func addHosts(v map[string]any, entries []hostEntry) {
 	}
 }
 
-func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, error) {
+func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, [][]string, error) {
 	v := map[string]any{}
 	tags := map[string]string{}
-	for _, k := range c.imageKeys() {
-		tags[k] = rel.Image(c.Images[k])
-	}
 	if p == nil {
 		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	}
-	// Profile-wide knobs.
-	for k := range tags {
-		tags[k] = withRegistry(tags[k], p.ImageRegistry)
-	}
-	for k, img := range p.Images {
-		if _, ok := tags[k]; ok {
-			tags[k] = img
-		}
+	drop := smallCluster(v, c, p.StorageClass)
+	// Profile-wide knobs; the images the values leave unset are decided with the chart (ForChart).
+	if p.ImagePullPolicy != "" {
+		set(v, string(p.ImagePullPolicy), "images", "pull_policy")
 	}
 	applyDebug(v, c, p.Debug)
 	applyReplicas(v, c, p.Replicas)
@@ -204,46 +217,221 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 			tags[k] = img
 		}
 	}
-	imgs := map[string]any{}
-	for k, t := range tags {
-		imgs[k] = t
+	if len(tags) > 0 {
+		imgs := map[string]any{}
+		for k, t := range tags {
+			imgs[k] = t
+		}
+		set(v, imgs, "images", "tags")
 	}
-	set(v, imgs, "images", "tags")
 	if !ok {
-		return v, tags, nil
+		return v, tags, drop, nil
 	}
 	if cp.Values != nil {
 		user, err := ParseObject(cp.Values.Raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("values: %w", err)
+			return nil, nil, nil, fmt.Errorf("values: %w", err)
 		}
 		// Nulls stay: they remove the chart's defaults there (Helm's meaning of null).
 		if v, err = MergeKeepNull(v, user); err != nil {
-			return nil, nil, fmt.Errorf("values: %w", err)
+			return nil, nil, nil, fmt.Errorf("values: %w", err)
 		}
 	}
 	if cp.Conf != nil {
 		conf, err := ParseObject(cp.Conf.Raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("conf: %w", err)
+			return nil, nil, nil, fmt.Errorf("conf: %w", err)
 		}
 		if v, err = MergeKeepNull(v, map[string]any{"conf": conf}); err != nil {
-			return nil, nil, fmt.Errorf("conf: %w", err)
+			return nil, nil, nil, fmt.Errorf("conf: %w", err)
 		}
 	}
 	// Report the tags as finally rendered (values may have changed them).
-	final := map[string]string{}
+	return v, imageTags(v), drop, nil
+}
+
+// imageTags are the images.tags entries of v that are set.
+func imageTags(v map[string]any) map[string]string {
+	tags := map[string]string{}
 	if m, ok := get(v, "images", "tags"); ok {
 		if mm, ok := m.(map[string]any); ok {
 			for k, t := range mm {
-				if s, ok := t.(string); ok {
-					final[k] = s
+				if s, ok := t.(string); ok && s != "" {
+					tags[k] = s
 				}
 			}
 		}
 	}
-	return v, final, nil
+	return tags
 }
+
+// ForChart completes vals, the component's values as given to Helm, for the chart that renders
+// them (chartValues are its values.yaml): every images.tags key the chart declares that vals
+// leave unset gets the profile's image of that key, else the release's image (Component.ImageName)
+// moved to the profile's imageRegistry. So no container runs a chart default, which may belong
+// to another release; a key the table cannot map is an error. cv.ImageTags becomes every image.
+func (cv *ComponentValues) ForChart(chartValues, vals map[string]any) (map[string]any, error) {
+	have := imageTags(vals)
+	decided := map[string]any{}
+	declared, _ := get(chartValues, "images", "tags")
+	keys, _ := declared.(map[string]any)
+	for _, k := range sortedKeys(keys) {
+		if _, ok := have[k]; ok {
+			continue
+		}
+		if img := cv.images.Profile[k]; img != "" {
+			decided[k] = img
+			continue
+		}
+		name, err := cv.Component.ImageName(k)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := cv.images.Release.Image(name)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: images.tags.%s: %w", cv.Component.Chart, k, err)
+		}
+		decided[k] = withRegistry(ref, cv.images.Registry)
+	}
+	over := withoutIngress(chartValues, vals)
+	set(over, decided, "images", "tags")
+	out, err := Merge(vals, over)
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range cv.drop {
+		_, given := get(out, path...)
+		if _, declared := get(chartValues, path...); declared && !given {
+			set(out, nil, path...)
+		}
+	}
+	cv.ImageTags = imageTags(out)
+	return out, nil
+}
+
+// withoutIngress is what turns the chart's ingresses off, unless vals turn one of them on:
+// every manifests.*ingress* switch the chart declares is off, and every endpoint's public and
+// admin host, port and scheme are its internal ones (or its default, where the chart names no
+// internal one). So the public endpoints, those registered in Keystone's catalogue included, are
+// the cloud's own Services, reachable with no ingress controller. Entries vals set are kept.
+func withoutIngress(chartValues, vals map[string]any) map[string]any {
+	over := map[string]any{}
+	manifests, _ := get(chartValues, "manifests")
+	switches, _ := manifests.(map[string]any)
+	for k := range switches {
+		if on, _ := get(vals, "manifests", k); strings.Contains(k, "ingress") && on == true {
+			return over
+		}
+	}
+	for _, k := range sortedKeys(switches) {
+		if _, given := get(vals, "manifests", k); strings.Contains(k, "ingress") && !given {
+			set(over, false, "manifests", k)
+		}
+	}
+	// lookup reads a value of the chart as vals change it.
+	lookup := func(path ...string) (any, bool) {
+		if v, ok := get(vals, path...); ok {
+			return v, true
+		}
+		return get(chartValues, path...)
+	}
+	endpoints, _ := get(chartValues, "endpoints")
+	types, _ := endpoints.(map[string]any)
+	for _, typ := range sortedKeys(types) {
+		ep, _ := types[typ].(map[string]any)
+		paths := [][]string{{"hosts"}, {"scheme"}}
+		ports, _ := ep["port"].(map[string]any)
+		for _, p := range sortedKeys(ports) {
+			paths = append(paths, []string{"port", p})
+		}
+		for _, p := range paths {
+			path := append([]string{"endpoints", typ}, p...)
+			if m, ok := lookup(path...); !ok || !isMap(m) {
+				continue
+			}
+			target, ok := lookup(append(path, "internal")...)
+			if !ok || target == nil {
+				target, ok = lookup(append(path, "default")...)
+			}
+			if !ok || target == nil {
+				continue
+			}
+			for _, side := range []string{"public", "admin"} {
+				if _, given := get(vals, append(path, side)...); !given {
+					set(over, target, append(path, side)...)
+				}
+			}
+		}
+	}
+	return over
+}
+
+func isMap(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+// Host paths of the data MariaDB and RabbitMQ keep on their node when no StorageClass is named.
+const (
+	MariadbHostPath  = "/var/lib/openstack-helm/mariadb"
+	RabbitmqHostPath = "/var/lib/openstack-helm/rabbitmq"
+)
+
+// smallCluster sets the release defaults that let a cloud deploy on one or a few nodes with no
+// Ceph, Swift, ingress controller or storage provisioner (the charts default to all of these):
+// no Ceph in libvirt and nova; Glance images, MariaDB and RabbitMQ data on a host path of their
+// node, or on volumes of storageClass when one is named ("default": the cluster's default);
+// no image download by Glance's bootstrap; Cinder on LVM (see docs/lcm.md for the volume group it
+// needs) without its Ceph or Swift backup. Everything else the profile sets overrides these.
+// ForChart turns the ingresses off.
+//
+// It returns the chart's entries to drop (ForChart makes them null, which Helm reads as "remove
+// the chart's default"), unless the values set them.
+func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]string) {
+	switch c.Chart {
+	case "libvirt", "nova":
+		set(v, false, "conf", "ceph", "enabled")
+	case "mariadb":
+		if storageClass == "" {
+			set(v, false, "volume", "enabled")
+			set(v, map[string]any{"enabled": true, "host_path": MariadbHostPath}, "volume", "use_local_path_for_single_pod_cluster")
+		} else {
+			set(v, storageClass, "volume", "class_name")
+			set(v, storageClass, "volume", "backup", "class_name")
+		}
+	case "rabbitmq":
+		if storageClass == "" {
+			set(v, false, "volume", "enabled")
+			set(v, map[string]any{"enabled": true, "host_path": RabbitmqHostPath}, "volume", "use_local_path")
+		} else {
+			set(v, storageClass, "volume", "class_name")
+		}
+	case "glance":
+		if storageClass == "" {
+			set(v, "local", "storage") // a host path: conf.glance.glance_store.filesystem_store_datadir
+		} else {
+			set(v, "pvc", "storage")
+			set(v, storageClass, "volume", "class_name")
+		}
+		set(v, false, "bootstrap", "enabled") // it downloads CirrOS from the internet
+	case "cinder":
+		set(v, map[string]any{"enabled_backends": lvmBackend, "default_volume_type": lvmBackend}, "conf", "cinder", "DEFAULT")
+		set(v, map[string]any{lvmBackend: map[string]any{
+			"volume_driver": "cinder.volume.drivers.lvm.LVMVolumeDriver", "volume_backend_name": lvmBackend,
+			"volume_group": "cinder-volumes", "target_protocol": "iscsi", "target_helper": "tgtadm",
+			"image_volume_cache_enabled": false,
+		}}, "conf", "backends")
+		set(v, true, "conf", "enable_iscsi")
+		for _, m := range []string{"deployment_backup", "job_backup_storage_init", "pvc_backup"} {
+			set(v, false, "manifests", m)
+		}
+		return [][]string{{"conf", "backends", "rbd1"}} // the chart's Ceph backend
+	}
+	return nil
+}
+
+// lvmBackend is Cinder's default backend.
+const lvmBackend = "lvmdriver-1"
 
 func applyDebug(v map[string]any, c Component, debug *bool) {
 	if debug != nil && c.Service != "" {

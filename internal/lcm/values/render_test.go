@@ -40,8 +40,8 @@ func TestRenderMergeOrder(t *testing.T) {
 	profile := &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
 		Debug:         ptr.To(true),
 		Replicas:      ptr.To[int32](2),
-		ImageRegistry: "mirror.local:5000",
-		Images:        map[string]string{"dep_check": "mine/entrypoint:1", "unknown_image": "x/y:1"},
+		ImageRegistry: "mirror.local:5000", ImagePullPolicy: corev1.PullNever,
+		Images: map[string]string{"dep_check": "mine/entrypoint:1", "unknown_image": "x/y:1"},
 		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceMemory: resource.MustParse("128Mi")}},
 		Components: map[string]kupenstackv1.ComponentProfile{
@@ -60,6 +60,25 @@ func TestRenderMergeOrder(t *testing.T) {
 	nova := component(t, out, "nova")
 	keystone := component(t, out, "keystone")
 	mariadb := component(t, out, "mariadb")
+	// The images the values leave unset are decided for the chart that renders them.
+	chart := func(keys ...string) map[string]any {
+		tags := map[string]any{}
+		for _, k := range keys {
+			tags[k] = "chart.invalid/default:0"
+		}
+		return map[string]any{"images": map[string]any{"tags": tags}}
+	}
+	var ferr error
+	keystone.Values, ferr = keystone.ForChart(chart("keystone_api", "bootstrap", "dep_check", "rabbit_init"), keystone.Values)
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if mariadb.Values, ferr = mariadb.ForChart(chart("mariadb", "mariadb_backup"), mariadb.Values); ferr != nil {
+		t.Fatal(ferr)
+	}
+	if nova.Values, ferr = nova.ForChart(chart("nova_api", "nova_compute"), nova.Values); ferr != nil {
+		t.Fatal(ferr)
+	}
 	for _, tt := range []struct {
 		name string
 		v    map[string]any
@@ -77,6 +96,12 @@ func TestRenderMergeOrder(t *testing.T) {
 		{"free-form values kept", nova.Values, "manifests.cron_job_cell_setup", `false`},
 		{"registry moves default images", keystone.Values, "images.tags.keystone_api", `"mirror.local:5000/airshipit/keystone:2026.1-ubuntu_noble"`},
 		{"registry moves infra images", mariadb.Values, "images.tags.mariadb", `"mirror.local:5000/airshipit/mariadb:latest-ubuntu_noble"`},
+		{"registry moves helper images", keystone.Values, "images.tags.bootstrap", `"mirror.local:5000/airshipit/openstack-client:2026.1-ubuntu_noble"`},
+		{"rabbit_init runs the management image", keystone.Values, "images.tags.rabbit_init", `"mirror.local:5000/library/rabbitmq:3.13-management"`},
+		{"registry moves other infra images", mariadb.Values, "images.tags.mariadb_backup", `"mirror.local:5000/airshipit/porthole-mysqlclient-utility:latest-ubuntu_jammy"`},
+		{"keys the chart does not declare are not added", mariadb.Values, "images.tags.dep_check", `<none>`},
+		{"the table gives the keys the profile leaves", nova.Values, "images.tags.nova_compute", `"mirror.local:5000/airshipit/nova:2026.1-ubuntu_noble"`},
+		{"pull policy", nova.Values, "images.pull_policy", `"Never"`},
 		{"profile image wins over registry", keystone.Values, "images.tags.dep_check", `"mine/entrypoint:1"`},
 		{"component image", nova.Values, "images.tags.nova_api", `"mine/nova:1"`},
 		{"unknown profile image not added", keystone.Values, "images.tags.unknown_image", `<none>`},
@@ -88,7 +113,7 @@ func TestRenderMergeOrder(t *testing.T) {
 			}
 		})
 	}
-	if nova.ImageTags["nova_api"] != "mine/nova:1" || nova.ChartVersion != "2026.1.0" || nova.Component.Chart != "nova" {
+	if nova.ImageTags["nova_api"] != "mine/nova:1" || len(nova.ImageTags) != 2 || nova.ChartVersion != "2026.1.0" || nova.Component.Chart != "nova" {
 		t.Errorf("nova: tags %v, chart %s %s", nova.ImageTags, nova.Component.Chart, nova.ChartVersion)
 	}
 }
@@ -111,7 +136,11 @@ func TestRenderDefaults(t *testing.T) {
 		if got := strings.Join(names, ","); got != "mariadb,rabbitmq,memcached,openvswitch,libvirt,keystone,glance,placement,nova,neutron" {
 			t.Errorf("%s: components = %s", rel.Name, got)
 		}
-		if tag := component(t, out, "glance").ImageTags["glance_api"]; tag != "quay.io/airshipit/glance:"+rel.Name+"-ubuntu_noble" {
+		glance := component(t, out, "glance")
+		if _, err := glance.ForChart(map[string]any{"images": map[string]any{"tags": map[string]any{"glance_api": "x"}}}, glance.Values); err != nil {
+			t.Fatal(err)
+		}
+		if tag := glance.ImageTags["glance_api"]; tag != "quay.io/airshipit/glance:"+rel.Name+"-ubuntu_noble" {
 			t.Errorf("%s: glance_api = %s", rel.Name, tag)
 		}
 	}
@@ -273,5 +302,158 @@ func TestWithRegistry(t *testing.T) {
 		if got := withRegistry(tt.ref, tt.reg); got != tt.want {
 			t.Errorf("withRegistry(%s, %s) = %s, want %s", tt.ref, tt.reg, got, tt.want)
 		}
+	}
+}
+
+// A chart image key the table cannot map is an error naming it, unless the profile decides it:
+// a new chart version cannot silently run its own default image.
+func TestForChartUnknownImageKey(t *testing.T) {
+	chart := map[string]any{"images": map[string]any{"tags": map[string]any{"nova_api": "x", "shiny_new_helper": "x"}}}
+	out, err := Render(Input{Release: "2026.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova := component(t, out, "nova")
+	if _, err := nova.ForChart(chart, nova.Values); err == nil || !strings.Contains(err.Error(), "images.tags.shiny_new_helper") {
+		t.Fatalf("err = %v, want one naming images.tags.shiny_new_helper", err)
+	}
+	out, err = Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Images: map[string]string{"shiny_new_helper": "mine/helper:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova = component(t, out, "nova")
+	v, err := nova.ForChart(chart, nova.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at(t, v, "images.tags"); got != `{"nova_api":"quay.io/airshipit/nova:2026.1-ubuntu_noble","shiny_new_helper":"mine/helper:1"}` {
+		t.Errorf("images.tags = %s", got)
+	}
+	// What decides the chart's images is part of the hash: a new registry upgrades every component.
+	moved, err := Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{ImageRegistry: "mirror.local"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := Render(Input{Release: "2026.1"})
+	for i := range plain.Components {
+		if plain.Components[i].Hash == moved.Components[i].Hash {
+			t.Errorf("%s: same hash with and without imageRegistry", plain.Components[i].Component.Name)
+		}
+	}
+}
+
+// The release defaults need no Ceph, Swift, StorageClass or internet; a named storageClass puts
+// the data on its volumes; the profile's values still override every default.
+func TestRenderSmallClusterDefaults(t *testing.T) {
+	out, err := Render(Input{Release: "2026.1", OptionalComponents: []string{"cinder"}, Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Components: map[string]kupenstackv1.ComponentProfile{"nova": {Values: rawJSON(`{"conf":{"ceph":{"enabled":true}}}`)}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{StorageClass: "fast"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		out             *Output
+		component, path string
+		want            string
+	}{
+		{out, "libvirt", "conf.ceph.enabled", `false`},
+		{out, "nova", "conf.ceph.enabled", `true`}, // the profile's values win
+		{out, "mariadb", "volume.enabled", `false`},
+		{out, "mariadb", "volume.use_local_path_for_single_pod_cluster", `{"enabled":true,"host_path":"/var/lib/openstack-helm/mariadb"}`},
+		{out, "rabbitmq", "volume.use_local_path", `{"enabled":true,"host_path":"/var/lib/openstack-helm/rabbitmq"}`},
+		{out, "glance", "storage", `"local"`},
+		{out, "glance", "bootstrap.enabled", `false`},
+		{out, "cinder", "conf.cinder.DEFAULT.enabled_backends", `"lvmdriver-1"`},
+		{out, "cinder", "manifests.deployment_backup", `false`},
+		{named, "mariadb", "volume", `{"backup":{"class_name":"fast"},"class_name":"fast"}`},
+		{named, "rabbitmq", "volume", `{"class_name":"fast"}`},
+		{named, "glance", "storage", `"pvc"`},
+		{named, "glance", "volume.class_name", `"fast"`},
+	} {
+		if got := at(t, component(t, tt.out, tt.component).Values, tt.path); got != tt.want {
+			t.Errorf("%s %s = %s, want %s", tt.component, tt.path, got, tt.want)
+		}
+	}
+	// The chart's Ceph backend is dropped for Helm (null), unless the values keep it.
+	chart := map[string]any{"conf": map[string]any{"backends": map[string]any{"rbd1": map[string]any{"volume_driver": "rbd"}}}}
+	cinder := component(t, out, "cinder")
+	v, err := cinder.ForChart(chart, cinder.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := get(v, "conf", "backends", "rbd1"); !ok || got != nil {
+		t.Errorf("conf.backends.rbd1 = %v (set %v), want null", got, ok)
+	}
+	if v, _ = cinder.ForChart(chart, mustMerge(t, cinder.Values, `{"conf":{"backends":{"rbd1":{"rbd_pool":"volumes"}}}}`)); at(t, v, "conf.backends.rbd1") != `{"rbd_pool":"volumes"}` {
+		t.Errorf("conf.backends.rbd1 = %s, want the values' entry", at(t, v, "conf.backends.rbd1"))
+	}
+}
+
+func mustMerge(t *testing.T, base map[string]any, over string) map[string]any {
+	t.Helper()
+	o, err := ParseObject([]byte(over))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Merge(base, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// With the chart, the ingresses are off and the public and admin endpoints are the internal
+// ones, unless the values turn an ingress on or name the endpoint.
+func TestForChartWithoutIngress(t *testing.T) {
+	chart := map[string]any{
+		"manifests": map[string]any{"ingress_api": true, "service_ingress_api": true, "secret_ingress_tls": true, "deployment_api": true},
+		"endpoints": map[string]any{
+			"identity": map[string]any{
+				"hosts":  map[string]any{"default": "keystone", "internal": "keystone-api"},
+				"scheme": map[string]any{"default": "http"},
+				"port":   map[string]any{"api": map[string]any{"default": 80, "internal": 5000}},
+			},
+			"compute_novnc_proxy": map[string]any{
+				"hosts": map[string]any{"default": "nova-novncproxy", "public": "novncproxy"},
+				"port":  map[string]any{"novnc_proxy": map[string]any{"default": 6080, "public": 80}},
+			},
+			"cluster_domain_suffix": "cluster.local",
+		},
+	}
+	out, err := Render(Input{Release: "2026.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keystone := component(t, out, "keystone")
+	v, err := keystone.ForChart(chart, mustMerge(t, keystone.Values, `{"endpoints":{"identity":{"hosts":{"admin":"keystone-admin"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"manifests":                                      `{"ingress_api":false,"secret_ingress_tls":false,"service_ingress_api":false}`,
+		"endpoints.identity.hosts":                       `{"admin":"keystone-admin","public":"keystone-api"}`,
+		"endpoints.identity.port.api":                    `{"admin":5000,"public":5000}`,
+		"endpoints.identity.scheme":                      `{"admin":"http","public":"http"}`,
+		"endpoints.compute_novnc_proxy.hosts":            `{"admin":"nova-novncproxy","public":"nova-novncproxy"}`,
+		"endpoints.compute_novnc_proxy.port.novnc_proxy": `{"admin":6080,"public":6080}`,
+	} {
+		if got := at(t, v, path); got != want {
+			t.Errorf("%s = %s, want %s", path, got, want)
+		}
+	}
+	withIngress := mustMerge(t, keystone.Values, `{"manifests":{"ingress_api":true}}`)
+	if v, err = keystone.ForChart(chart, withIngress); err != nil {
+		t.Fatal(err)
+	}
+	if got := at(t, v, "manifests"); got != `{"ingress_api":true}` {
+		t.Errorf("with ingress_api on: manifests = %s", got)
+	}
+	if got := at(t, v, "endpoints.identity.hosts"); got != `<none>` {
+		t.Errorf("with ingress_api on: endpoints.identity.hosts = %s", got)
 	}
 }

@@ -326,12 +326,11 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	}
 	p.chartVersion, p.wantVersion = ch.Metadata.Version, cv.ChartVersion
 	// Exactly the secrets this chart declares, generated once for the whole cloud.
-	entries := credentials.Entries(cv.Component.Chart, ch.Values, cv.Values)
-	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace, credentials.Keys(entries))
+	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace, desired.SecretKeys(cv, ch.Values))
 	if err != nil {
 		return ctrl.Result{}, transient(err)
 	}
-	vals, err := credentials.WithValues(entries, pw, cv.Values)
+	vals, err := desired.ChartValues(cv, ch.Values, pw)
 	if err != nil {
 		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
 	}

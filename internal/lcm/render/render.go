@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -135,6 +136,9 @@ type Options struct {
 	Charts string
 	// Only renders this component (empty: all).
 	Only string
+
+	// adjust, when set, edits the values given to a chart (tests).
+	adjust func(ch *chart.Chart, vals map[string]any)
 }
 
 // Run renders the components.
@@ -164,6 +168,12 @@ func Run(d *Documents, o Options) ([]Component, error) {
 				return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
 			}
 			c.ChartVersion = ch.Metadata.Version
+			if err := cv.Component.CheckNodeDaemonSets(helm.NodeDaemonSets(ch)); err != nil {
+				return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
+			}
+			if o.adjust != nil {
+				o.adjust(ch, vals)
+			}
 			if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, vals); err != nil {
 				return nil, fmt.Errorf("%s: rendering chart %s: %w", cv.Component.Name, cv.Component.Chart, err)
 			}

@@ -3,6 +3,7 @@ package values
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 )
@@ -30,7 +31,9 @@ const (
 // nodes by label only: KupenStack keys it on the kubernetes.io/hostname label, the label the
 // hosts form schedules by too.
 type NodeDaemonSet struct {
-	// Key is <chart>_<daemonset>, e.g. nova_compute.
+	// Key is <chart>_<daemonset> exactly as helm-toolkit builds it from the chart's name and the
+	// DaemonSet name its template passes: nova_compute, neutron_ovs-agent, libvirt_libvirt.
+	// CheckNodeDaemonSets verifies it against the chart.
 	Key string
 	// Label is the node label (=enabled) that selects the nodes it runs on.
 	Label string
@@ -127,14 +130,44 @@ var Components = []Component{
 			"neutron_openvswitch_agent": "neutron", "neutron_dhcp": "neutron", "neutron_l3": "neutron", "neutron_metadata": "neutron"}),
 		NodeLabels: []string{LabelOpenvswitch, LabelControlPlane},
 		NodeDaemonSets: []NodeDaemonSet{
-			{Key: "neutron_ovs_agent", Label: LabelOpenvswitch},
-			{Key: "neutron_dhcp_agent", Label: LabelControlPlane},
-			{Key: "neutron_l3_agent", Label: LabelControlPlane},
-			{Key: "neutron_metadata_agent", Label: LabelControlPlane},
+			{Key: "neutron_ovs-agent", Label: LabelOpenvswitch},
+			{Key: "neutron_dhcp-agent", Label: LabelControlPlane},
+			{Key: "neutron_l3-agent", Label: LabelControlPlane},
+			{Key: "neutron_metadata-agent", Label: LabelControlPlane},
 		}},
 	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"},
 		Images: withCommon(map[string]string{"horizon": "horizon", "horizon_db_sync": "horizon"})},
+}
+
+// CheckNodeDaemonSets compares the component's per-node DaemonSets with those its chart takes
+// overrides for (key → root form, as helm.NodeDaemonSets reads them from the chart's templates):
+// a key the chart does not have, or in the other form, would be silently ignored by the chart,
+// so it is an error. A nil chartKeys (a chart not built on helm-toolkit) is not checked.
+func (c Component) CheckNodeDaemonSets(chartKeys map[string]bool) error {
+	if chartKeys == nil {
+		return nil
+	}
+	var wrong []string
+	for _, ds := range c.NodeDaemonSets {
+		root, ok := chartKeys[ds.Key]
+		switch {
+		case !ok:
+			wrong = append(wrong, ds.Key+" (no such DaemonSet)")
+		case root != ds.RootForm:
+			wrong = append(wrong, ds.Key+" (the chart takes the other form)")
+		}
+	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	have := make([]string, 0, len(chartKeys))
+	for k := range chartKeys {
+		have = append(have, k)
+	}
+	sort.Strings(have)
+	return fmt.Errorf("chart %s does not take KupenStack's per-node overrides %s; its DaemonSets with per-node overrides are %s",
+		c.Chart, strings.Join(wrong, ", "), strings.Join(have, ", "))
 }
 
 // ComponentByName finds a component.

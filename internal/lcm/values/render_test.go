@@ -122,7 +122,7 @@ func TestRenderDefaults(t *testing.T) {
 	if len(out.Components) != 12 {
 		t.Errorf("with cinder and horizon: %d components", len(out.Components))
 	}
-	if _, err := Render(Input{Release: "2024.1"}); err == nil || !strings.Contains(err.Error(), "supported: 2025.2, 2026.1") {
+	if _, err := Render(Input{Release: "2024.1"}); err == nil || !strings.Contains(err.Error(), "supported: 2025.1, 2025.2, 2026.1") {
 		t.Errorf("unsupported release: %v", err)
 	}
 }
@@ -153,11 +153,11 @@ func TestRenderNodes(t *testing.T) {
 		t.Errorf("nova_compute hosts = %s", got)
 	}
 	neutron := component(t, out, "neutron").Values
-	if got := at(t, neutron, "conf.overrides.neutron_ovs_agent.hosts"); !strings.Contains(got, `"name":"a-control"`) || !strings.Contains(got, `"name":"z-compute"`) || strings.Index(got, "a-control") > strings.Index(got, "z-compute") {
-		t.Errorf("neutron_ovs_agent hosts (sorted by node) = %s", got)
+	if got := at(t, neutron, "conf.overrides.neutron_ovs-agent.hosts"); !strings.Contains(got, `"name":"a-control"`) || !strings.Contains(got, `"name":"z-compute"`) || strings.Index(got, "a-control") > strings.Index(got, "z-compute") {
+		t.Errorf("neutron_ovs-agent hosts (sorted by node) = %s", got)
 	}
-	if got := at(t, neutron, "conf.overrides.neutron_l3_agent.hosts"); strings.Contains(got, "z-compute") || !strings.Contains(got, "a-control") {
-		t.Errorf("neutron_l3_agent runs on control nodes only: %s", got)
+	if got := at(t, neutron, "conf.overrides.neutron_l3-agent.hosts"); strings.Contains(got, "z-compute") || !strings.Contains(got, "a-control") {
+		t.Errorf("neutron_l3-agent runs on control nodes only: %s", got)
 	}
 	// libvirt takes the root form, keyed on the node's hostname label; a-control runs no libvirt.
 	libvirt := component(t, out, "libvirt").Values
@@ -273,5 +273,27 @@ func TestWithRegistry(t *testing.T) {
 		if got := withRegistry(tt.ref, tt.reg); got != tt.want {
 			t.Errorf("withRegistry(%s, %s) = %s, want %s", tt.ref, tt.reg, got, tt.want)
 		}
+	}
+}
+
+// A per-node key the chart does not take, or takes in the other form, is an error: the chart
+// would silently ignore it (neutron's agents were once keyed neutron_ovs_agent).
+func TestCheckNodeDaemonSets(t *testing.T) {
+	neutron, _ := ComponentByName("neutron")
+	libvirt, _ := ComponentByName("libvirt")
+	realNeutron := map[string]bool{"neutron_ovs-agent": false, "neutron_dhcp-agent": false, "neutron_l3-agent": false,
+		"neutron_metadata-agent": false, "neutron_sriov-agent": false}
+	if err := neutron.CheckNodeDaemonSets(realNeutron); err != nil {
+		t.Errorf("neutron: %v", err)
+	}
+	if err := neutron.CheckNodeDaemonSets(nil); err != nil {
+		t.Errorf("a chart without helm-toolkit's utilities: %v", err)
+	}
+	old := map[string]bool{"neutron_ovs_agent": false}
+	if err := neutron.CheckNodeDaemonSets(old); err == nil || !strings.Contains(err.Error(), "neutron_ovs-agent (no such DaemonSet)") {
+		t.Errorf("neutron with underscored keys: err = %v", err)
+	}
+	if err := libvirt.CheckNodeDaemonSets(map[string]bool{"libvirt_libvirt": false}); err == nil || !strings.Contains(err.Error(), "other form") {
+		t.Errorf("libvirt in the hosts form: err = %v", err)
 	}
 }

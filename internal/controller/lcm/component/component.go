@@ -302,6 +302,10 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		}
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
 	}
+	// Per-node overrides under a key the chart does not have would be silently ignored.
+	if err := cv.Component.CheckNodeDaemonSets(helm.NodeDaemonSets(ch)); err != nil {
+		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
+	}
 	// The OpenStack release is part of what a revision is made from even when the component's
 	// values do not change with it (infrastructure images), so that a release upgrade moves
 	// every component, phase after phase.

@@ -219,3 +219,157 @@ func TestRealChartsNodeOverrides(t *testing.T) {
 		})
 	}
 }
+
+// podSpec is the part of a workload the dependency test reads.
+type workload struct {
+	Metadata struct {
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Template struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Spec corev1.PodSpec `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+// needs is everything a component's install waits for: its dependencies, theirs, and so on.
+func needs(name string) map[string]bool {
+	out := map[string]bool{}
+	var walk func(string)
+	walk = func(n string) {
+		c, _ := values.ComponentByName(n)
+		for _, d := range c.DependsOn {
+			if !out[d] {
+				out[d] = true
+				walk(d)
+			}
+		}
+	}
+	walk(name)
+	return out
+}
+
+// The install order includes every wait the real charts' pods declare on another component
+// (kubernetes-entrypoint's DEPENDENCY_SERVICE, DEPENDENCY_JOBS, DEPENDENCY_DAEMONSET and
+// DEPENDENCY_POD_JSON): each is on a component the waiting one depends on, directly or not, or
+// is one of its documented WaitsFor — a component of the same phase, installed side by side,
+// that never itself waits to be installed after the waiting one, waited for by no Helm hook
+// (a hook would hold the install).
+func TestRealChartsDependencies(t *testing.T) {
+	for _, tag := range realcharts.Tags {
+		t.Run(tag, func(t *testing.T) {
+			comps := renderReal(t, tag, "")
+			// Who creates what.
+			owner := map[string]string{} // "Service/x", "Job/x", "DaemonSet/x" → component
+			type podOwner struct {
+				labels    map[string]string
+				component string
+			}
+			var pods []podOwner
+			type wait struct{ component, object, hook, kind, value string }
+			var waits []wait
+			for name, c := range comps {
+				for _, o := range objects(t, c.Manifest) {
+					owner[o.Kind+"/"+o.Metadata.Name] = name
+					switch o.Kind {
+					case "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob":
+					default:
+						continue
+					}
+					var w workload
+					if err := yaml.Unmarshal([]byte(o.doc), &w); err != nil {
+						t.Fatal(err)
+					}
+					pods = append(pods, podOwner{w.Spec.Template.Metadata.Labels, name})
+					for _, ic := range w.Spec.Template.Spec.InitContainers {
+						for _, e := range ic.Env {
+							if strings.HasPrefix(e.Name, "DEPENDENCY_") && e.Value != "" {
+								waits = append(waits, wait{name, o.Kind + "/" + o.Metadata.Name, o.Metadata.Annotations["helm.sh/hook"], e.Name, e.Value})
+							}
+						}
+					}
+				}
+			}
+			podsOf := func(labels map[string]string) []string {
+				var out []string
+				for _, p := range pods {
+					match := len(labels) > 0
+					for k, v := range labels {
+						if p.labels[k] != v {
+							match = false
+						}
+					}
+					if match && !slices.Contains(out, p.component) {
+						out = append(out, p.component)
+					}
+				}
+				return out
+			}
+			cross := 0
+			for _, w := range waits {
+				var targets []string // components the wait is on
+				switch w.kind {
+				case "DEPENDENCY_SERVICE":
+					for _, s := range strings.Split(w.value, ",") {
+						_, name, _ := strings.Cut(s, ":")
+						targets = append(targets, owner["Service/"+name]+"|Service/"+name)
+					}
+				case "DEPENDENCY_JOBS":
+					for _, j := range strings.Split(w.value, ",") {
+						targets = append(targets, owner["Job/"+j]+"|Job/"+j)
+					}
+				case "DEPENDENCY_DAEMONSET":
+					for _, d := range strings.Split(w.value, ",") {
+						targets = append(targets, owner["DaemonSet/"+d]+"|DaemonSet/"+d)
+					}
+				case "DEPENDENCY_POD_JSON", "DEPENDENCY_JOBS_JSON":
+					var sel []struct {
+						Labels map[string]string `json:"labels"`
+					}
+					if err := yaml.Unmarshal([]byte(w.value), &sel); err != nil {
+						t.Fatalf("%s %s: %v", w.object, w.kind, err)
+					}
+					for _, s := range sel {
+						found := podsOf(s.Labels)
+						if len(found) == 0 {
+							found = []string{""}
+						}
+						for _, f := range found {
+							targets = append(targets, fmt.Sprintf("%s|pod %v", f, s.Labels))
+						}
+					}
+				default:
+					t.Errorf("%s %s: %s=%s is a kind of dependency this test does not know", w.component, w.object, w.kind, w.value)
+				}
+				me, _ := values.ComponentByName(w.component)
+				for _, tg := range targets {
+					on, what, _ := strings.Cut(tg, "|")
+					switch {
+					case on == "":
+						t.Errorf("%s %s waits for %s, which no component creates", w.component, w.object, what)
+					case on == w.component:
+					case needs(w.component)[on]:
+						cross++
+					case slices.Contains(me.WaitsFor, on):
+						cross++
+						other, _ := values.ComponentByName(on)
+						if other.Phase != me.Phase || needs(on)[w.component] {
+							t.Errorf("%s waits for %s at run time: it must be of the same phase and not installed after %s", w.component, on, w.component)
+						}
+						if w.hook != "" {
+							t.Errorf("%s: hook %s waits for %s (%s), which is installed side by side: the install would hang", w.component, w.object, what, on)
+						}
+					default:
+						t.Errorf("%s %s waits for %s of %s, which it neither depends on nor documents in WaitsFor", w.component, w.object, what, on)
+					}
+				}
+			}
+			if cross == 0 {
+				t.Error("no cross-component dependency found: the test reads nothing")
+			}
+		})
+	}
+}

@@ -52,6 +52,11 @@ type Component struct {
 	Optional bool
 	// DependsOn: components that must be ready before this one is installed or upgraded.
 	DependsOn []string
+	// WaitsFor: components of the same phase some of this one's pods wait for at run time
+	// (kubernetes-entrypoint init containers) that cannot be install dependencies because of a
+	// cycle; both are installed side by side and become ready together. No Helm hook waits for
+	// them (a hook would hold the install), and none of them depends on this one.
+	WaitsFor []string
 	// Phase of a release upgrade.
 	Phase int
 	// Service is the key of the service's own configuration (conf.<Service>); empty for
@@ -99,10 +104,6 @@ var Components = []Component{
 	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra,
 		Images:     map[string]string{"openvswitch_db_server": imgOVS, "openvswitch_vswitchd": imgOVS, "dep_check": imgEntrypoint},
 		NodeLabels: []string{LabelOpenvswitch}},
-	{Name: "libvirt", Chart: "libvirt", Phase: PhaseInfra, DependsOn: []string{"openvswitch"},
-		Images:         map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
-		NodeLabels:     []string{LabelComputeNode},
-		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
 	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
 		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"},
 		Images: withCommon(map[string]string{"keystone_api": "keystone", "keystone_db_sync": "keystone",
@@ -118,14 +119,16 @@ var Components = []Component{
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
 		Images: withCommon(map[string]string{"placement": "placement", "placement_db_sync": "placement"})},
 	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
-		DependsOn:   []string{"keystone", "glance", "placement", "libvirt"},
+		// nova-compute waits for neutron-server and, on its node, for the libvirt and
+		// neutron-ovs-agent pods; neutron's agents wait for nova-api and nova-metadata.
+		DependsOn: []string{"keystone", "glance", "placement"}, WaitsFor: []string{"neutron", "libvirt"},
 		ReplicaKeys: []string{"osapi", "api_metadata", "conductor", "scheduler", "novncproxy"},
 		Images: withCommon(map[string]string{"nova_api": "nova", "nova_compute": "nova", "nova_conductor": "nova",
 			"nova_scheduler": "nova", "nova_novncproxy": "nova", "nova_db_sync": "nova", "nova_cell_setup": "nova"}),
 		NodeLabels:     []string{LabelComputeNode},
 		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}}},
 	{Name: "neutron", Chart: "neutron", Phase: PhaseComputeNetwork, Service: "neutron",
-		DependsOn: []string{"keystone", "openvswitch"}, ReplicaKeys: []string{"server"},
+		DependsOn: []string{"keystone", "openvswitch"}, WaitsFor: []string{"nova"}, ReplicaKeys: []string{"server"},
 		Images: withCommon(map[string]string{"neutron_server": "neutron", "neutron_db_sync": "neutron",
 			"neutron_openvswitch_agent": "neutron", "neutron_dhcp": "neutron", "neutron_l3": "neutron", "neutron_metadata": "neutron"}),
 		NodeLabels: []string{LabelOpenvswitch, LabelControlPlane},
@@ -135,6 +138,12 @@ var Components = []Component{
 			{Key: "neutron_l3-agent", Label: LabelControlPlane},
 			{Key: "neutron_metadata-agent", Label: LabelControlPlane},
 		}},
+	// libvirt's pods wait for a neutron-ovs-agent pod on their node, so it comes after neutron,
+	// in neutron's phase.
+	{Name: "libvirt", Chart: "libvirt", Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch", "neutron"},
+		Images:         map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
+		NodeLabels:     []string{LabelComputeNode},
+		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
 	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"},
 		Images: withCommon(map[string]string{"horizon": "horizon", "horizon_db_sync": "horizon"})},

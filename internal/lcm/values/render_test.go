@@ -2,6 +2,7 @@ package values
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,7 +109,7 @@ func TestRenderDefaults(t *testing.T) {
 				}
 			}
 		}
-		if got := strings.Join(names, ","); got != "mariadb,rabbitmq,memcached,openvswitch,libvirt,keystone,glance,placement,nova,neutron" {
+		if got := strings.Join(names, ","); got != "mariadb,rabbitmq,memcached,openvswitch,keystone,glance,placement,nova,neutron,libvirt" {
 			t.Errorf("%s: components = %s", rel.Name, got)
 		}
 		if tag := component(t, out, "glance").ImageTags["glance_api"]; tag != "quay.io/airshipit/glance:"+rel.Name+"-ubuntu_noble" {
@@ -257,6 +258,15 @@ func TestComponentsDAG(t *testing.T) {
 			dep, _ := ComponentByName(d)
 			if dep.Phase > c.Phase {
 				t.Errorf("%s (phase %d) depends on %s of a later phase %d", c.Name, c.Phase, d, dep.Phase)
+			}
+		}
+		for _, w := range c.WaitsFor {
+			other, ok := ComponentByName(w)
+			if !ok || other.Phase != c.Phase {
+				t.Errorf("%s waits at run time for %s, which is unknown or of another phase", c.Name, w)
+			}
+			if slices.Contains(other.DependsOn, c.Name) {
+				t.Errorf("%s waits at run time for %s, which is installed only after it", c.Name, w)
 			}
 		}
 	}

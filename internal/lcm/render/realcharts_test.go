@@ -373,3 +373,67 @@ func TestRealChartsDependencies(t *testing.T) {
 		})
 	}
 }
+
+// The profile's knobs reach the real charts: debug turns horizon's Django DEBUG on (and
+// oslo.config's debug of the services), resources land on every container of every long-running
+// pod (Deployments, StatefulSets, DaemonSets; Jobs keep the charts' defaults).
+func TestRealChartsKnobs(t *testing.T) {
+	const knobs = `  debug: true
+  resources: {requests: {cpu: 123m, memory: 77Mi}, limits: {cpu: 1234m, memory: 777Mi}}
+`
+	for _, tag := range realcharts.Tags {
+		t.Run(tag, func(t *testing.T) {
+			comps := renderReal(t, tag, knobs)
+			if m := withSecrets(t, comps["horizon"].Manifest); !strings.Contains(m, "DEBUG = True") {
+				t.Errorf("horizon: local_settings without DEBUG = True")
+			}
+			if m := withSecrets(t, comps["nova"].Manifest); !strings.Contains(m, "debug = true") {
+				t.Errorf("nova: nova.conf without debug = true")
+			}
+			for name, c := range comps {
+				for _, o := range objects(t, c.Manifest) {
+					switch o.Kind {
+					case "Deployment", "StatefulSet", "DaemonSet":
+					default:
+						continue
+					}
+					var w workload
+					if err := yaml.Unmarshal([]byte(o.doc), &w); err != nil {
+						t.Fatal(err)
+					}
+					for _, ctr := range w.Spec.Template.Spec.Containers {
+						r := ctr.Resources
+						if r.Requests.Cpu().String() != "123m" || r.Limits.Memory().String() != "777Mi" {
+							t.Errorf("%s %s/%s container %s: resources %v", name, o.Kind, o.Metadata.Name, ctr.Name, r)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// withSecrets is the manifest followed by the decoded data of its Secrets (the charts' rendered
+// configuration files).
+func withSecrets(t *testing.T, manifest string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(manifest)
+	for _, o := range objects(t, manifest) {
+		if o.Kind != "Secret" {
+			continue
+		}
+		var sec corev1.Secret
+		if err := yaml.Unmarshal([]byte(o.doc), &sec); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range sec.Data {
+			b.Write(v)
+			b.WriteString("\n")
+		}
+		for _, v := range sec.StringData {
+			b.WriteString(v + "\n")
+		}
+	}
+	return b.String()
+}

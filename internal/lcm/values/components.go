@@ -62,6 +62,13 @@ type Component struct {
 	// Service is the key of the service's own configuration (conf.<Service>); empty for
 	// infrastructure charts, which have no OpenStack debug switch.
 	Service string
+	// DebugKey is where the debug switch goes in the values, dotted (empty: oslo.config's
+	// conf.<Service>.DEFAULT.debug); DebugPython: the chart wants Python's "True"/"False".
+	DebugKey    string
+	DebugPython bool
+	// ResourceKeys are the pod.resources.<key> entries (dotted) of the containers of its
+	// Deployments, StatefulSets and DaemonSets, as the chart's templates read them.
+	ResourceKeys []string
 	// ReplicaKeys are the pod.replicas.<key> entries of its control-plane pods.
 	ReplicaKeys []string
 	// Images are the images.tags.<key> entries, each with its image name (see Release.Image).
@@ -95,30 +102,30 @@ const (
 
 // Components are every component KupenStack knows, in a valid install order.
 var Components = []Component{
-	{Name: "mariadb", Chart: "mariadb", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+	{Name: "mariadb", Chart: "mariadb", ResourceKeys: []string{"server", "controller"}, Phase: PhaseInfra, ReplicaKeys: []string{"server"},
 		Images: map[string]string{"mariadb": imgMariadb, "dep_check": imgEntrypoint}},
-	{Name: "rabbitmq", Chart: "rabbitmq", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+	{Name: "rabbitmq", Chart: "rabbitmq", ResourceKeys: []string{"server"}, Phase: PhaseInfra, ReplicaKeys: []string{"server"},
 		Images: map[string]string{"rabbitmq": imgRabbitmq, "dep_check": imgEntrypoint}},
-	{Name: "memcached", Chart: "memcached", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+	{Name: "memcached", Chart: "memcached", ResourceKeys: []string{"server"}, Phase: PhaseInfra, ReplicaKeys: []string{"server"},
 		Images: map[string]string{"memcached": imgMemcached, "dep_check": imgEntrypoint}},
-	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra,
+	{Name: "openvswitch", Chart: "openvswitch", ResourceKeys: []string{"ovs.db", "ovs.vswitchd"}, Phase: PhaseInfra,
 		Images:     map[string]string{"openvswitch_db_server": imgOVS, "openvswitch_vswitchd": imgOVS, "dep_check": imgEntrypoint},
 		NodeLabels: []string{LabelOpenvswitch}},
-	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
+	{Name: "keystone", Chart: "keystone", ResourceKeys: []string{"api"}, Phase: PhaseIdentity, Service: "keystone",
 		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"},
 		Images: withCommon(map[string]string{"keystone_api": "keystone", "keystone_db_sync": "keystone",
 			"keystone_bootstrap": "keystone", "keystone_fernet_setup": "keystone", "keystone_credential_setup": "keystone"})},
-	{Name: "glance", Chart: "glance", Phase: PhaseImagePlacement, Service: "glance",
+	{Name: "glance", Chart: "glance", ResourceKeys: []string{"api"}, Phase: PhaseImagePlacement, Service: "glance",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
 		Images: withCommon(map[string]string{"glance_api": "glance", "glance_db_sync": "glance"})},
-	{Name: "cinder", Chart: "cinder", Optional: true, Phase: PhaseImagePlacement, Service: "cinder",
+	{Name: "cinder", Chart: "cinder", Optional: true, ResourceKeys: []string{"api", "scheduler", "volume", "backup"}, Phase: PhaseImagePlacement, Service: "cinder",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api", "scheduler", "volume"},
 		Images: withCommon(map[string]string{"cinder_api": "cinder", "cinder_db_sync": "cinder",
 			"cinder_scheduler": "cinder", "cinder_volume": "cinder"})},
-	{Name: "placement", Chart: "placement", Phase: PhaseImagePlacement, Service: "placement",
+	{Name: "placement", Chart: "placement", ResourceKeys: []string{"api"}, Phase: PhaseImagePlacement, Service: "placement",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
 		Images: withCommon(map[string]string{"placement": "placement", "placement_db_sync": "placement"})},
-	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
+	{Name: "nova", Chart: "nova", ResourceKeys: []string{"api", "api_metadata", "compute", "conductor", "scheduler", "novncproxy"}, Phase: PhaseComputeNetwork, Service: "nova",
 		// nova-compute waits for neutron-server and, on its node, for the libvirt and
 		// neutron-ovs-agent pods; neutron's agents wait for nova-api and nova-metadata.
 		DependsOn: []string{"keystone", "glance", "placement"}, WaitsFor: []string{"neutron", "libvirt"},
@@ -127,7 +134,7 @@ var Components = []Component{
 			"nova_scheduler": "nova", "nova_novncproxy": "nova", "nova_db_sync": "nova", "nova_cell_setup": "nova"}),
 		NodeLabels:     []string{LabelComputeNode},
 		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}}},
-	{Name: "neutron", Chart: "neutron", Phase: PhaseComputeNetwork, Service: "neutron",
+	{Name: "neutron", Chart: "neutron", ResourceKeys: []string{"server", "rpc_server", "agent.ovs", "agent.dhcp", "agent.l3", "agent.metadata", "netns_cleanup_cron"}, Phase: PhaseComputeNetwork, Service: "neutron",
 		DependsOn: []string{"keystone", "openvswitch"}, WaitsFor: []string{"nova"}, ReplicaKeys: []string{"server"},
 		Images: withCommon(map[string]string{"neutron_server": "neutron", "neutron_db_sync": "neutron",
 			"neutron_openvswitch_agent": "neutron", "neutron_dhcp": "neutron", "neutron_l3": "neutron", "neutron_metadata": "neutron"}),
@@ -140,11 +147,11 @@ var Components = []Component{
 		}},
 	// libvirt's pods wait for a neutron-ovs-agent pod on their node, so it comes after neutron,
 	// in neutron's phase.
-	{Name: "libvirt", Chart: "libvirt", Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch", "neutron"},
+	{Name: "libvirt", Chart: "libvirt", ResourceKeys: []string{"libvirt"}, Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch", "neutron"},
 		Images:         map[string]string{"libvirt": imgLibvirt, "dep_check": imgEntrypoint},
 		NodeLabels:     []string{LabelComputeNode},
 		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
-	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
+	{Name: "horizon", Chart: "horizon", Optional: true, DebugKey: "conf.horizon.local_settings.config.debug", DebugPython: true, ResourceKeys: []string{"server"}, Phase: PhaseDashboard, Service: "horizon",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"},
 		Images: withCommon(map[string]string{"horizon": "horizon", "horizon_db_sync": "horizon"})},
 }

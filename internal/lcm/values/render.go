@@ -3,6 +3,7 @@ package values
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -193,7 +194,9 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 	applyReplicas(v, c, p.Replicas)
 	if p.Resources != nil {
 		set(v, true, "pod", "resources", "enabled")
-		set(v, resourcesValues(p.Resources), "pod", "resources", "api")
+		for _, k := range c.ResourceKeys {
+			set(v, resourcesValues(p.Resources), append([]string{"pod", "resources"}, strings.Split(k, ".")...)...)
+		}
 	}
 	// This component's own knobs.
 	cp, ok := p.Components[c.Name]
@@ -245,7 +248,17 @@ func renderComponent(rel Release, c Component, p *kupenstackv1.OpenstackCloudCon
 }
 
 func applyDebug(v map[string]any, c Component, debug *bool) {
-	if debug != nil && c.Service != "" {
+	switch {
+	case debug == nil:
+	case c.DebugKey != "" && c.DebugPython:
+		value := "False"
+		if *debug {
+			value = "True"
+		}
+		set(v, value, strings.Split(c.DebugKey, ".")...)
+	case c.DebugKey != "":
+		set(v, *debug, strings.Split(c.DebugKey, ".")...)
+	case c.Service != "":
 		set(v, *debug, "conf", c.Service, "DEFAULT", "debug")
 	}
 }

@@ -15,7 +15,7 @@ type ComponentProfile struct {
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Debug turns the service's debug logging on or off (conf.<service>.DEFAULT.debug);
+	// Debug turns the service's debug logging on or off (oslo.config's DEFAULT.debug; horizon's DEBUG);
 	// overrides the profile's debug.
 	// +optional
 	Debug *bool `json:"debug,omitempty"`
@@ -88,7 +88,7 @@ type OpenstackCloudConfigurationProfileSpec struct {
 	StorageClass string `json:"storageClass,omitempty"`
 
 	// Resources turns pod resources on (pod.resources.enabled) and sets the requests and limits
-	// of every component's API pods (pod.resources.api).
+	// of every long-running container (Deployments, StatefulSets, DaemonSets).
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 

@@ -28,11 +28,13 @@ type OpenstackNodeSpec struct {
 }
 
 // NodeOverride is one entry the node contributes to a chart's per-node overrides,
-// conf.overrides.<chart>_<daemonSet>.hosts[] = {name: <node>, conf: <conf>}.
+// conf.overrides.<chart>_<daemonSet>.hosts[] = {name: <node>, conf: <conf>}, or in the root form
+// (libvirt) overrides.<chart>_<daemonSet>.labels."kubernetes.io/hostname::<node>".values.conf.
 type NodeOverride struct {
 	// Component (chart) the override goes to.
 	Component string `json:"component"`
-	// DaemonSet key of the override (<chart>_<daemonset>, e.g. nova_compute).
+	// DaemonSet key of the override, as the chart spells it (<chart>_<daemonset>, e.g.
+	// nova_compute, neutron_ovs-agent, libvirt_libvirt).
 	DaemonSet string `json:"daemonSet"`
 	// Conf is the per-node configuration, merged by the chart over the component's conf.
 	// +kubebuilder:pruning:PreserveUnknownFields

@@ -64,20 +64,39 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	comps, err := render.Run(docs, render.Options{Charts: *charts, Only: *only})
-	if err != nil {
-		return fmt.Errorf("render: %w", err)
+	for _, s := range docs.Skipped {
+		fmt.Fprintln(stderr, "skipped "+s)
 	}
+	comps, runErr := render.Run(docs, render.Options{Charts: *charts, Only: *only})
+	if comps == nil && runErr != nil {
+		return fmt.Errorf("render: %w", runErr)
+	}
+	// Every component is rendered and reported, even after a failure.
 	render.Summary(stderr, comps)
 	if *out != "" {
-		return render.Write(*out, comps)
-	}
-	for _, c := range comps {
-		b, err := yaml.Marshal(c.Values)
-		if err != nil {
+		if err := render.Write(*out, comps); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "---\n# component %s: chart %s %s\n%s", c.Name, c.Chart, c.ChartVersion, b)
+	} else {
+		for _, c := range comps {
+			if c.Err != nil {
+				continue
+			}
+			b, err := yaml.Marshal(c.Values)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "---\n# component %s: chart %s %s\n%s", c.Name, c.Chart, c.ChartVersion, b)
+		}
+	}
+	if runErr != nil {
+		failed := 0
+		for _, c := range comps {
+			if c.Err != nil {
+				failed++
+			}
+		}
+		return fmt.Errorf("render: %d of %d components failed (above)", failed, len(comps))
 	}
 	return nil
 }

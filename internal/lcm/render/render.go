@@ -35,13 +35,16 @@ const Placeholder = "generated-by-kupenstack"
 type Documents struct {
 	Config   *kupenstackv1.KupenstackConfiguration
 	Profiles map[types.NamespacedName]*kupenstackv1.OpenstackCloudConfigurationProfileSpec
+	// Skipped are the documents of other kinds (a Namespace beside the configuration), one note
+	// each: they are not rendered.
+	Skipped []string
 }
 
 // maxDocument bounds one YAML document, as the API server bounds a request.
 const maxDocument = 3 << 20
 
 // Parse reads YAML documents (--- separated). Fields the API does not have are errors, as with
-// kubectl's strict field validation; other kinds are errors too, since they would be ignored.
+// kubectl's strict field validation; documents of other kinds are skipped and listed in Skipped.
 func Parse(r io.Reader) (*Documents, error) {
 	docs := &Documents{Profiles: map[types.NamespacedName]*kupenstackv1.OpenstackCloudConfigurationProfileSpec{}}
 	reader := utilyaml.NewYAMLReader(bufio.NewReaderSize(r, 64<<10))
@@ -69,8 +72,17 @@ func Parse(r io.Reader) (*Documents, error) {
 		if head.Kind == "" && head.APIVersion == "" {
 			continue // comments only
 		}
+		var name struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		_ = yaml.Unmarshal(raw, &name)
+		skip := fmt.Sprintf("document %d (%s %s %q): not a KupenstackConfiguration or OpenstackCloudConfigurationProfile, not rendered",
+			i, head.APIVersion, head.Kind, name.Metadata.Name)
 		if head.APIVersion != kupenstackv1.GroupVersion.String() {
-			return nil, fmt.Errorf("document %d: apiVersion %q, want %s", i, head.APIVersion, kupenstackv1.GroupVersion)
+			docs.Skipped = append(docs.Skipped, skip)
+			continue
 		}
 		switch head.Kind {
 		case "KupenstackConfiguration":
@@ -92,7 +104,7 @@ func Parse(r io.Reader) (*Documents, error) {
 			}
 			docs.Profiles[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = &p.Spec
 		default:
-			return nil, fmt.Errorf("document %d: kind %q: only KupenstackConfiguration and OpenstackCloudConfigurationProfile are rendered", i, head.Kind)
+			docs.Skipped = append(docs.Skipped, skip)
 		}
 	}
 	if docs.Config == nil {
@@ -124,6 +136,10 @@ type Component struct {
 	Manifest string
 	// Kinds counts the manifest's objects per kind.
 	Kinds map[string]int
+	// Warnings about the rendering (a chart version other than the release's).
+	Warnings []string
+	// Err is why the component failed to render (the others are still rendered).
+	Err error
 }
 
 // Options of a rendering.
@@ -137,7 +153,8 @@ type Options struct {
 	Secret func(key string) string
 }
 
-// Run renders the components.
+// Run renders the components: every one, even after a failure. It returns them all, a failed
+// one with its Err set, and an error joining every failure.
 func Run(d *Documents, o Options) ([]Component, error) {
 	out, err := d.Values()
 	if err != nil {
@@ -145,44 +162,63 @@ func Run(d *Documents, o Options) ([]Component, error) {
 	}
 	loader := &helm.ChartLoader{}
 	var result []Component
+	var errs []error
 	for i := range out.Components {
 		cv := &out.Components[i]
 		if o.Only != "" && cv.Component.Name != o.Only {
 			continue
 		}
-		c := Component{Name: cv.Component.Name, Chart: cv.Component.Chart, ChartVersion: cv.ChartVersion, Hash: cv.Hash, Values: cv.Values}
-		if o.Charts == "" {
-			result = append(result, c)
-			continue
-		}
-		ch, err := loader.Load(helm.Source{LocalPath: o.Charts}, cv.Component.Chart, cv.ChartVersion)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
-		}
-		c.ChartVersion = ch.Metadata.Version
-		// The secrets the chart declares, each a placeholder: the real ones exist only in the cluster.
-		pw := map[string]string{}
-		for _, k := range desired.SecretKeys(cv, ch.Values) {
-			pw[k] = Placeholder
-			if o.Secret != nil {
-				pw[k] = o.Secret(k)
-			}
-		}
-		if c.Values, err = desired.ChartValues(cv, ch.Values, pw); err != nil {
-			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
-		}
-		if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, c.Values); err != nil {
-			return nil, fmt.Errorf("%s: rendering chart %s: %w", cv.Component.Name, cv.Component.Chart, err)
-		}
-		if c.Kinds, err = Validate(c.Manifest); err != nil {
-			return nil, fmt.Errorf("%s: %w", cv.Component.Name, err)
+		c := renderComponent(loader, d, o, cv)
+		if c.Err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.Name, c.Err))
 		}
 		result = append(result, c)
 	}
 	if o.Only != "" && len(result) == 0 {
 		return nil, fmt.Errorf("component %q is not enabled by the configuration", o.Only)
 	}
-	return result, nil
+	return result, errors.Join(errs...)
+}
+
+func renderComponent(loader *helm.ChartLoader, d *Documents, o Options, cv *values.ComponentValues) Component {
+	c := Component{Name: cv.Component.Name, Chart: cv.Component.Chart, ChartVersion: cv.ChartVersion, Hash: cv.Hash, Values: cv.Values}
+	if o.Charts == "" {
+		return c
+	}
+	ch, err := loader.Load(helm.Source{LocalPath: o.Charts}, cv.Component.Chart, cv.ChartVersion)
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	c.ChartVersion = ch.Metadata.Version
+	if c.ChartVersion != cv.ChartVersion {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("chart %s is version %s; release %s is made of version %s",
+			cv.Component.Chart, c.ChartVersion, d.Config.Spec.Release, cv.ChartVersion))
+	}
+	if err := cv.Component.CheckNodeDaemonSets(helm.NodeDaemonSets(ch)); err != nil {
+		c.Err = err
+		return c
+	}
+	// The secrets the chart declares, each a placeholder: the real ones exist only in the cluster.
+	pw := map[string]string{}
+	for _, k := range desired.SecretKeys(cv, ch.Values) {
+		pw[k] = Placeholder
+		if o.Secret != nil {
+			pw[k] = o.Secret(k)
+		}
+	}
+	if c.Values, err = desired.ChartValues(cv, ch.Values, pw); err != nil {
+		c.Err = err
+		return c
+	}
+	if c.Manifest, err = helm.Render(ch, cv.Component.Name, d.Config.Spec.Namespace, c.Values); err != nil {
+		c.Err = fmt.Errorf("rendering chart %s: %w", cv.Component.Chart, err)
+		return c
+	}
+	if c.Kinds, err = Validate(c.Manifest); err != nil {
+		c.Err = err
+	}
+	return c
 }
 
 // strictDecoder knows the built-in Kubernetes types and rejects unknown or duplicate fields.
@@ -239,6 +275,9 @@ func Write(dir string, comps []Component) error {
 		return err
 	}
 	for _, c := range comps {
+		if c.Values == nil {
+			continue // failed before its values were complete
+		}
 		b, err := yaml.Marshal(c.Values)
 		if err != nil {
 			return err
@@ -255,7 +294,7 @@ func Write(dir string, comps []Component) error {
 	return nil
 }
 
-// Summary is one line per component.
+// Summary is one line per component, and a line per warning or failure.
 func Summary(w io.Writer, comps []Component) {
 	for _, c := range comps {
 		line := fmt.Sprintf("%-12s chart %s %s, values %s", c.Name, c.Chart, c.ChartVersion, c.Hash)
@@ -268,6 +307,12 @@ func Summary(w io.Writer, comps []Component) {
 			}
 			sort.Strings(kinds)
 			line += fmt.Sprintf(": %d objects (%s)", total, strings.Join(kinds, ", "))
+		}
+		for _, warn := range c.Warnings {
+			line += "\n  warning: " + warn
+		}
+		if c.Err != nil {
+			line += "\n  FAILED: " + strings.Join(strings.Fields(c.Err.Error()), " ")
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -4,6 +4,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 )
 
 const (
@@ -64,8 +68,6 @@ func TestParseErrors(t *testing.T) {
 		{"no configuration", "", "no KupenstackConfiguration"},
 		{"unknown field", cfg + "  colour: blue\n", "unknown field"},
 		{"two configurations", cfg + "---\n" + cfg, "a second KupenstackConfiguration"},
-		{"other kind", "apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: n}\n", `kind "Network"`},
-		{"other group", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: n}\n", `apiVersion "v1"`},
 		{"not YAML", "{[", "document 1"},
 	} {
 		_, err := Parse(strings.NewReader(tc.input))
@@ -73,9 +75,14 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
-	docs, err := Parse(strings.NewReader(cfg))
+	// Other kinds are skipped with a note (a Namespace beside the configuration).
+	docs, err := Parse(strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata: {name: openstack}\n---\n" + cfg +
+		"---\napiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: net}\n"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(docs.Skipped) != 2 || !strings.Contains(docs.Skipped[0], `document 1 (v1 Namespace "openstack")`) || !strings.Contains(docs.Skipped[1], `document 3 (kupenstack.io/v1alpha1 Network "net")`) {
+		t.Errorf("skipped = %q", docs.Skipped)
 	}
 	if _, err := Run(docs, Options{}); err == nil || !strings.Contains(err.Error(), "profile ns1/p not found") {
 		t.Errorf("missing profile: err = %v", err)
@@ -115,4 +122,41 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = docs.Values() // must not panic on any parsed input
 	})
+}
+
+// Every component is rendered even after failures, and every failure is reported; a chart of
+// another version than the release's gets a warning.
+func TestRenderReportsEveryFailure(t *testing.T) {
+	docs := parseSample(t)
+	docs.Config.Spec.Release = "2025.2" // the fixture charts are 2026.1.0
+	for _, p := range docs.Profiles {
+		if p.Components == nil {
+			p.Components = map[string]kupenstackv1.ComponentProfile{}
+		}
+		for _, name := range []string{"glance", "nova"} {
+			cp := p.Components[name]
+			cp.Values = &runtime.RawExtension{Raw: []byte(`{"pod": "not a map"}`)} // the fixture's template fails on it
+			p.Components[name] = cp
+		}
+	}
+	comps, err := Run(docs, Options{Charts: fixtures})
+	if err == nil || !strings.Contains(err.Error(), "glance: rendering chart glance") || !strings.Contains(err.Error(), "nova: rendering chart nova") {
+		t.Fatalf("err = %v, want both glance's and nova's failures", err)
+	}
+	if len(comps) != 10 {
+		t.Fatalf("%d components, want all 10", len(comps))
+	}
+	for _, c := range comps {
+		if failed := c.Name == "glance" || c.Name == "nova"; failed != (c.Err != nil) || failed == (c.Manifest != "") {
+			t.Errorf("%s: err %v, manifest %d bytes", c.Name, c.Err, len(c.Manifest))
+		}
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "is version 2026.1.0; release 2025.2 is made of version 2025.2.0") {
+			t.Errorf("%s: warnings %q", c.Name, c.Warnings)
+		}
+	}
+	var b strings.Builder
+	Summary(&b, comps)
+	if out := b.String(); strings.Count(out, "FAILED:") != 2 || strings.Count(out, "warning: chart") != 10 {
+		t.Errorf("summary:\n%s", out)
+	}
 }

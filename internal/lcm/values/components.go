@@ -2,6 +2,7 @@ package values
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -30,7 +31,9 @@ const (
 // nodes by label only: KupenStack keys it on the kubernetes.io/hostname label, the label the
 // hosts form schedules by too.
 type NodeDaemonSet struct {
-	// Key is <chart>_<daemonset>, e.g. nova_compute.
+	// Key is <chart>_<daemonset> exactly as helm-toolkit builds it from the chart's name and the
+	// DaemonSet name its template passes: nova_compute, neutron_ovs-agent, libvirt_libvirt.
+	// CheckNodeDaemonSets verifies it against the chart.
 	Key string
 	// Label is the node label (=enabled) that selects the nodes it runs on.
 	Label string
@@ -49,11 +52,23 @@ type Component struct {
 	Optional bool
 	// DependsOn: components that must be ready before this one is installed or upgraded.
 	DependsOn []string
+	// WaitsFor: components of the same phase some of this one's pods wait for at run time
+	// (kubernetes-entrypoint init containers) that cannot be install dependencies because of a
+	// cycle; both are installed side by side and become ready together. No Helm hook waits for
+	// them (a hook would hold the install), and none of them depends on this one.
+	WaitsFor []string
 	// Phase of a release upgrade.
 	Phase int
 	// Service is the key of the service's own configuration (conf.<Service>); empty for
 	// infrastructure charts, which have no OpenStack debug switch.
 	Service string
+	// DebugKey is where the debug switch goes in the values, dotted (empty: oslo.config's
+	// conf.<Service>.DEFAULT.debug); DebugPython: the chart wants Python's "True"/"False".
+	DebugKey    string
+	DebugPython bool
+	// ResourceKeys are the pod.resources.<key> entries (dotted) of the containers of its
+	// Deployments, StatefulSets and DaemonSets, as the chart's templates read them.
+	ResourceKeys []string
 	// ReplicaKeys are the pod.replicas.<key> entries of its control-plane pods.
 	ReplicaKeys []string
 	// Image is the image name (see Release.Image) of the chart's images.tags keys <chart> and
@@ -102,56 +117,95 @@ func (c Component) ImageName(key string) (string, error) {
 
 // Components are every component KupenStack knows, in a valid install order.
 var Components = []Component{
-	{Name: "mariadb", Chart: "mariadb", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+	{Name: "mariadb", Chart: "mariadb", Phase: PhaseInfra, ReplicaKeys: []string{"server"}, ResourceKeys: []string{"server", "controller"},
 		Image: "@mariadb", ImageExceptions: map[string]string{"mariadb_backup": "@mariadb-backup",
 			"prometheus_create_mysql_user": "@mariadb", "prometheus_mysql_exporter": "@mysqld-exporter",
 			"prometheus_mysql_exporter_helm_tests": imgClient, "scripted_test": "@mariadb"}},
-	{Name: "rabbitmq", Chart: "rabbitmq", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+	{Name: "rabbitmq", Chart: "rabbitmq", Phase: PhaseInfra, ReplicaKeys: []string{"server"}, ResourceKeys: []string{"server"},
 		Image: "@rabbitmq", ImageExceptions: map[string]string{"rabbitmq_init": imgClient,
 			"scripted_test": "@rabbitmq-management", "prometheus_rabbitmq_exporter": "@rabbitmq-exporter",
 			"prometheus_rabbitmq_exporter_helm_tests": imgClient}},
-	{Name: "memcached", Chart: "memcached", Phase: PhaseInfra, ReplicaKeys: []string{"server"},
+	{Name: "memcached", Chart: "memcached", Phase: PhaseInfra, ReplicaKeys: []string{"server"}, ResourceKeys: []string{"server"},
 		Image: "@memcached", ImageExceptions: map[string]string{"prometheus_memcached_exporter": "@memcached-exporter"}},
-	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra, Image: "@openvswitch",
+	{Name: "openvswitch", Chart: "openvswitch", Phase: PhaseInfra, ResourceKeys: []string{"ovs.db", "ovs.vswitchd"}, Image: "@openvswitch",
 		NodeLabels: []string{LabelOpenvswitch}},
-	{Name: "libvirt", Chart: "libvirt", Phase: PhaseInfra, DependsOn: []string{"openvswitch"},
-		Image: "@libvirt", ImageExceptions: map[string]string{"ceph_config_helper": imgCephHelper,
-			"kubectl": "@kubectl", "libvirt_exporter": "@libvirt-exporter"},
-		NodeLabels:     []string{LabelComputeNode},
-		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
 	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
-		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"},
+		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"},
 		Image: "keystone", ImageExceptions: map[string]string{"keystone_credential_cleanup": imgClient}},
 	{Name: "glance", Chart: "glance", Phase: PhaseImagePlacement, Service: "glance",
-		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"},
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"},
 		Image: "glance", ImageExceptions: map[string]string{"glance_storage_init": imgCephHelper}},
 	{Name: "cinder", Chart: "cinder", Optional: true, Phase: PhaseImagePlacement, Service: "cinder",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api", "scheduler", "volume"},
-		Image: "cinder", ImageExceptions: map[string]string{"cinder_storage_init": imgCephHelper,
+		ResourceKeys: []string{"api", "scheduler", "volume", "backup"},
+		Image:        "cinder", ImageExceptions: map[string]string{"cinder_storage_init": imgCephHelper,
 			"cinder_backup_storage_init": imgCephHelper}},
 	{Name: "placement", Chart: "placement", Phase: PhaseImagePlacement, Service: "placement",
-		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, Image: "placement"},
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"}, Image: "placement"},
 	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
-		DependsOn:   []string{"keystone", "glance", "placement", "libvirt"},
-		ReplicaKeys: []string{"osapi", "api_metadata", "conductor", "scheduler", "novncproxy"},
-		Image:       "nova", ImageExceptions: map[string]string{"nova_cell_setup_init": imgClient,
+		// nova-compute waits for neutron-server and, on its node, for the libvirt and
+		// neutron-ovs-agent pods; neutron's agents wait for nova-api and nova-metadata.
+		DependsOn: []string{"keystone", "glance", "placement"}, WaitsFor: []string{"neutron", "libvirt"},
+		ReplicaKeys:  []string{"osapi", "api_metadata", "conductor", "scheduler", "novncproxy"},
+		ResourceKeys: []string{"api", "api_metadata", "compute", "conductor", "scheduler", "novncproxy"},
+		Image:        "nova", ImageExceptions: map[string]string{"nova_cell_setup_init": imgClient,
 			"nova_service_cleaner": imgCephHelper, "nova_storage_init": imgCephHelper,
 			"nova_wait_for_computes_init": imgCephHelper},
 		NodeLabels:     []string{LabelComputeNode},
 		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}}},
 	{Name: "neutron", Chart: "neutron", Phase: PhaseComputeNetwork, Service: "neutron",
-		DependsOn: []string{"keystone", "openvswitch"}, ReplicaKeys: []string{"server"},
-		Image: "neutron", ImageExceptions: map[string]string{"netoffload": "@netoffload", "purge_test": "@ospurge"},
+		DependsOn: []string{"keystone", "openvswitch"}, WaitsFor: []string{"nova"}, ReplicaKeys: []string{"server"},
+		ResourceKeys: []string{"server", "rpc_server", "agent.ovs", "agent.dhcp", "agent.l3", "agent.metadata", "netns_cleanup_cron"},
+		Image:        "neutron", ImageExceptions: map[string]string{"netoffload": "@netoffload", "purge_test": "@ospurge"},
 		NodeLabels: []string{LabelOpenvswitch, LabelControlPlane},
 		NodeDaemonSets: []NodeDaemonSet{
-			{Key: "neutron_ovs_agent", Label: LabelOpenvswitch},
-			{Key: "neutron_dhcp_agent", Label: LabelControlPlane},
-			{Key: "neutron_l3_agent", Label: LabelControlPlane},
-			{Key: "neutron_metadata_agent", Label: LabelControlPlane},
+			{Key: "neutron_ovs-agent", Label: LabelOpenvswitch},
+			{Key: "neutron_dhcp-agent", Label: LabelControlPlane},
+			{Key: "neutron_l3-agent", Label: LabelControlPlane},
+			{Key: "neutron_metadata-agent", Label: LabelControlPlane},
 		}},
+	// libvirt's pods wait for a neutron-ovs-agent pod on their node, so it comes after neutron,
+	// in neutron's phase.
+	{Name: "libvirt", Chart: "libvirt", Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch", "neutron"},
+		ResourceKeys: []string{"libvirt"},
+		Image:        "@libvirt", ImageExceptions: map[string]string{"ceph_config_helper": imgCephHelper,
+			"kubectl": "@kubectl", "libvirt_exporter": "@libvirt-exporter"},
+		NodeLabels:     []string{LabelComputeNode},
+		NodeDaemonSets: []NodeDaemonSet{{Key: "libvirt_libvirt", Label: LabelComputeNode, RootForm: true}}},
 	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
-		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"},
+		DebugKey: "conf.horizon.local_settings.config.debug", DebugPython: true,
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"}, ResourceKeys: []string{"server"},
 		Image: "horizon", ImageExceptions: map[string]string{"test": "@osh-selenium"}},
+}
+
+// CheckNodeDaemonSets compares the component's per-node DaemonSets with those its chart takes
+// overrides for (key → root form, as helm.NodeDaemonSets reads them from the chart's templates):
+// a key the chart does not have, or in the other form, would be silently ignored by the chart,
+// so it is an error. A nil chartKeys (a chart not built on helm-toolkit) is not checked.
+func (c Component) CheckNodeDaemonSets(chartKeys map[string]bool) error {
+	if chartKeys == nil {
+		return nil
+	}
+	var wrong []string
+	for _, ds := range c.NodeDaemonSets {
+		root, ok := chartKeys[ds.Key]
+		switch {
+		case !ok:
+			wrong = append(wrong, ds.Key+" (no such DaemonSet)")
+		case root != ds.RootForm:
+			wrong = append(wrong, ds.Key+" (the chart takes the other form)")
+		}
+	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	have := make([]string, 0, len(chartKeys))
+	for k := range chartKeys {
+		have = append(have, k)
+	}
+	sort.Strings(have)
+	return fmt.Errorf("chart %s does not take KupenStack's per-node overrides %s; its DaemonSets with per-node overrides are %s",
+		c.Chart, strings.Join(wrong, ", "), strings.Join(have, ", "))
 }
 
 // ComponentByName finds a component.

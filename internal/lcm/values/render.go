@@ -206,7 +206,9 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 	applyReplicas(v, c, p.Replicas)
 	if p.Resources != nil {
 		set(v, true, "pod", "resources", "enabled")
-		set(v, resourcesValues(p.Resources), "pod", "resources", "api")
+		for _, k := range c.ResourceKeys {
+			set(v, resourcesValues(p.Resources), append([]string{"pod", "resources"}, strings.Split(k, ".")...)...)
+		}
 	}
 	// This component's own knobs.
 	cp, ok := p.Components[c.Name]
@@ -434,7 +436,17 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 const lvmBackend = "lvmdriver-1"
 
 func applyDebug(v map[string]any, c Component, debug *bool) {
-	if debug != nil && c.Service != "" {
+	switch {
+	case debug == nil:
+	case c.DebugKey != "" && c.DebugPython:
+		value := "False"
+		if *debug {
+			value = "True"
+		}
+		set(v, value, strings.Split(c.DebugKey, ".")...)
+	case c.DebugKey != "":
+		set(v, *debug, strings.Split(c.DebugKey, ".")...)
+	case c.Service != "":
 		set(v, *debug, "conf", c.Service, "DEFAULT", "debug")
 	}
 }

@@ -2,6 +2,7 @@ package values
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,7 +134,7 @@ func TestRenderDefaults(t *testing.T) {
 				}
 			}
 		}
-		if got := strings.Join(names, ","); got != "mariadb,rabbitmq,memcached,openvswitch,libvirt,keystone,glance,placement,nova,neutron" {
+		if got := strings.Join(names, ","); got != "mariadb,rabbitmq,memcached,openvswitch,keystone,glance,placement,nova,neutron,libvirt" {
 			t.Errorf("%s: components = %s", rel.Name, got)
 		}
 		glance := component(t, out, "glance")
@@ -182,11 +183,11 @@ func TestRenderNodes(t *testing.T) {
 		t.Errorf("nova_compute hosts = %s", got)
 	}
 	neutron := component(t, out, "neutron").Values
-	if got := at(t, neutron, "conf.overrides.neutron_ovs_agent.hosts"); !strings.Contains(got, `"name":"a-control"`) || !strings.Contains(got, `"name":"z-compute"`) || strings.Index(got, "a-control") > strings.Index(got, "z-compute") {
-		t.Errorf("neutron_ovs_agent hosts (sorted by node) = %s", got)
+	if got := at(t, neutron, "conf.overrides.neutron_ovs-agent.hosts"); !strings.Contains(got, `"name":"a-control"`) || !strings.Contains(got, `"name":"z-compute"`) || strings.Index(got, "a-control") > strings.Index(got, "z-compute") {
+		t.Errorf("neutron_ovs-agent hosts (sorted by node) = %s", got)
 	}
-	if got := at(t, neutron, "conf.overrides.neutron_l3_agent.hosts"); strings.Contains(got, "z-compute") || !strings.Contains(got, "a-control") {
-		t.Errorf("neutron_l3_agent runs on control nodes only: %s", got)
+	if got := at(t, neutron, "conf.overrides.neutron_l3-agent.hosts"); strings.Contains(got, "z-compute") || !strings.Contains(got, "a-control") {
+		t.Errorf("neutron_l3-agent runs on control nodes only: %s", got)
 	}
 	// libvirt takes the root form, keyed on the node's hostname label; a-control runs no libvirt.
 	libvirt := component(t, out, "libvirt").Values
@@ -286,6 +287,15 @@ func TestComponentsDAG(t *testing.T) {
 			dep, _ := ComponentByName(d)
 			if dep.Phase > c.Phase {
 				t.Errorf("%s (phase %d) depends on %s of a later phase %d", c.Name, c.Phase, d, dep.Phase)
+			}
+		}
+		for _, w := range c.WaitsFor {
+			other, ok := ComponentByName(w)
+			if !ok || other.Phase != c.Phase {
+				t.Errorf("%s waits at run time for %s, which is unknown or of another phase", c.Name, w)
+			}
+			if slices.Contains(other.DependsOn, c.Name) {
+				t.Errorf("%s waits at run time for %s, which is installed only after it", c.Name, w)
 			}
 		}
 	}
@@ -455,5 +465,27 @@ func TestForChartWithoutIngress(t *testing.T) {
 	}
 	if got := at(t, v, "endpoints.identity.hosts"); got != `<none>` {
 		t.Errorf("with ingress_api on: endpoints.identity.hosts = %s", got)
+	}
+}
+
+// A per-node key the chart does not take, or takes in the other form, is an error: the chart
+// would silently ignore it (neutron's agents were once keyed neutron_ovs_agent).
+func TestCheckNodeDaemonSets(t *testing.T) {
+	neutron, _ := ComponentByName("neutron")
+	libvirt, _ := ComponentByName("libvirt")
+	realNeutron := map[string]bool{"neutron_ovs-agent": false, "neutron_dhcp-agent": false, "neutron_l3-agent": false,
+		"neutron_metadata-agent": false, "neutron_sriov-agent": false}
+	if err := neutron.CheckNodeDaemonSets(realNeutron); err != nil {
+		t.Errorf("neutron: %v", err)
+	}
+	if err := neutron.CheckNodeDaemonSets(nil); err != nil {
+		t.Errorf("a chart without helm-toolkit's utilities: %v", err)
+	}
+	old := map[string]bool{"neutron_ovs_agent": false}
+	if err := neutron.CheckNodeDaemonSets(old); err == nil || !strings.Contains(err.Error(), "neutron_ovs-agent (no such DaemonSet)") {
+		t.Errorf("neutron with underscored keys: err = %v", err)
+	}
+	if err := libvirt.CheckNodeDaemonSets(map[string]bool{"libvirt_libvirt": false}); err == nil || !strings.Contains(err.Error(), "other form") {
+		t.Errorf("libvirt in the hosts form: err = %v", err)
 	}
 }

@@ -325,6 +325,10 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 		return ctrl.Result{RequeueAfter: time.Minute}, conditions.State{Reason: reason, Message: err.Error()}
 	}
 	p.chartVersion, p.wantVersion = ch.Metadata.Version, cv.ChartVersion
+	// Per-node overrides under a key the chart does not have would be silently ignored.
+	if err := cv.Component.CheckNodeDaemonSets(helm.NodeDaemonSets(ch)); err != nil {
+		return ctrl.Result{}, conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
+	}
 	// Exactly the secrets this chart declares, generated once for the whole cloud.
 	pw, err := credentials.Ensure(ctx, p.r.Client, comp.Spec.Namespace, desired.SecretKeys(cv, ch.Values))
 	if err != nil {

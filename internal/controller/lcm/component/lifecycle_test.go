@@ -419,7 +419,7 @@ func TestCloudLifecycle(t *testing.T) {
 		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.Release = "2026.1" })
 		eventually(t, 3*time.Minute, func() error {
 			cs := components(t)
-			for _, n := range []string{"mariadb", "rabbitmq", "memcached", "openvswitch", "libvirt", "keystone", "placement"} {
+			for _, n := range []string{"mariadb", "rabbitmq", "memcached", "openvswitch", "keystone", "placement"} {
 				if cs[n].Status.Release != "2026.1" || !ready(cs[n]) {
 					return fmt.Errorf("%s: release %q phase %s, want 2026.1 and Ready", n, cs[n].Status.Release, cs[n].Status.Phase)
 				}

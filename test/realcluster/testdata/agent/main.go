@@ -1,0 +1,106 @@
+// agent is the one program of the real-cluster test's image (built static, CGO_ENABLED=0):
+//
+//	agent serve ADDR          answer every HTTP request with "kupenstack-agent <hostname>"
+//	agent check CHECK...      run each check, print "ok CHECK detail" or "FAIL CHECK reason",
+//	                          exit 1 when one failed
+//
+// Checks: get=URL (HTTP 200 from an agent), resolve=NAME=IP (NAME resolves to IP), tcp=HOST:PORT
+// (a connection opens), notcp=HOST:PORT (no connection within 3 s), noresolve=NAME (NAME does not
+// resolve).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: agent serve ADDR | agent check CHECK...")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "serve":
+		host, _ := os.Hostname()
+		err := http.ListenAndServe(os.Args[2], http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, "kupenstack-agent %s\n", host)
+		}))
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	case "check":
+		failed := false
+		for _, c := range os.Args[2:] {
+			detail, err := check(c)
+			if err != nil {
+				failed = true
+				fmt.Printf("FAIL %s %v\n", c, err)
+				continue
+			}
+			fmt.Printf("ok %s %s\n", c, detail)
+		}
+		if failed {
+			os.Exit(1)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+func check(c string) (string, error) {
+	kind, arg, _ := strings.Cut(c, "=")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	switch kind {
+	case "get":
+		client := http.Client{Timeout: 10 * time.Second}
+		resp, err := client.Get(arg)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "kupenstack-agent ") {
+			return "", fmt.Errorf("HTTP %d %q", resp.StatusCode, body)
+		}
+		return strings.TrimSpace(string(body)), nil
+	case "resolve":
+		name, want, _ := strings.Cut(arg, "=")
+		addrs, err := net.DefaultResolver.LookupHost(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(addrs, want) {
+			return "", fmt.Errorf("resolves to %v, want %s", addrs, want)
+		}
+		return strings.Join(addrs, ","), nil
+	case "noresolve":
+		addrs, err := net.DefaultResolver.LookupHost(ctx, arg)
+		if err == nil {
+			return "", fmt.Errorf("resolves to %v", addrs)
+		}
+		return err.Error(), nil
+	case "tcp", "notcp":
+		conn, err := net.DialTimeout("tcp", arg, 3*time.Second)
+		if kind == "tcp" {
+			if err != nil {
+				return "", err
+			}
+			conn.Close()
+			return "connected", nil
+		}
+		if err == nil {
+			conn.Close()
+			return "", fmt.Errorf("connected to %s", arg)
+		}
+		return err.Error(), nil
+	}
+	return "", fmt.Errorf("unknown check %q", kind)
+}

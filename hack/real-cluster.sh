@@ -120,16 +120,28 @@ start() {
   echo $! >"$RUN/$name.pid"
 }
 
-# stop NAME: SIGTERM, then SIGKILL after 20 s (kube-apiserver hangs in shutdown once etcd is gone).
+# stop NAME...: SIGTERM to each, then SIGKILL to those still there after 20 s (kube-apiserver can
+# hang in its shutdown once etcd is gone).
 stop() {
-  local pid i
-  if ! running "$1"; then rm -f "$RUN/$1.pid"; return; fi
-  pid=$(<"$RUN/$1.pid")
-  log "stopping $1 ($pid)"
-  kill "$pid" 2>/dev/null || true
-  for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-  if kill -0 "$pid" 2>/dev/null; then log "  $1 ignored SIGTERM: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-  rm -f "$RUN/$1.pid"
+  local name pids=() pid i
+  for name in "$@"; do
+    if running "$name"; then
+      pid=$(<"$RUN/$name.pid")
+      log "stopping $name ($pid)"
+      kill "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+    rm -f "$RUN/$name.pid"
+  done
+  for ((i = 0; i < 200; i++)); do
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && break; pid=; done
+    [[ -z ${pid:-} ]] && return
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    kill -0 "$pid" 2>/dev/null && { log "  $pid ignored SIGTERM: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; }
+  done
+  return 0
 }
 
 # wait_for WHAT SECONDS CMD...: a bound for a broken start, not a performance target.
@@ -142,12 +154,23 @@ wait_for() {
   die "$what not ready after ${secs}s: see $LOGS/*.log; '$0 down' cleans up"
 }
 
-port_free() { ! ss -Hltn "sport = :$1" | grep -q .; }
+# put FILE: stdin into FILE, only when it differs (kube-proxy exits when its configuration file is
+# written, even with the same content).
+put() {
+  local tmp=$1.new
+  cat >"$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
+}
+
+port_free() { [[ -z $(ss -Hltn "sport = :$1") ]]; }
 
 deps() {
   local missing=() p
+  # iptables over nf_tables: the kubelet and kube-proxy create the ip/ip6 filter, nat and mangle
+  # tables when the host had none; `down` deletes them again with nft.
+  [[ $(iptables -V 2>/dev/null) == *nf_tables* ]] && PACKAGES+=(nftables)
   for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    [[ $(dpkg-query -W -f '${Status}' "$p" 2>/dev/null) == 'install ok installed' ]] || missing+=("$p")
   done
   ((${#missing[@]})) || return 0
   log "installing ${missing[*]} (Debian packages; they stay installed)"
@@ -165,10 +188,18 @@ sysctls() {
   local f v
   while IFS= read -r -d '' f; do
     [[ ${f#/proc/sys/} =~ $VOLATILE_SYSCTL ]] && continue
-    v=$(cat "$f" 2>/dev/null) || continue
-    [[ $v == *$'\n'* ]] && continue
+    sysctl_value "$f" || continue
     printf '%s\t%s\n' "${f#/proc/sys/}" "$v"
   done < <(find /proc/sys -type f -perm -u+w -print0)
+}
+
+# sysctl_value FILE: its value into v (the caller's), without a fork; false if unreadable.
+sysctl_value() {
+  v=$'\n'
+  { IFS= read -r -d '' v <"$1" || true; } 2>/dev/null
+  [[ $v != $'\n' ]] || return 1
+  v=${v%$'\n'}
+  [[ $v != *$'\n'* ]] # single-line values only
 }
 
 iptables_chains() { # FAMILY: "table chain" for every chain
@@ -187,6 +218,7 @@ record_host() {
   iptables_chains ip6tables >"$HOST/chains6"
   awk '{print $5}' /proc/self/mountinfo >"$HOST/mounts"
   ip -o link | awk -F': ' '{print $2}' | cut -d@ -f1 >"$HOST/links"
+  if command -v nft >/dev/null; then nft list tables >"$HOST/nft-tables"; fi
   local p
   for p in "${HOST_PATHS[@]}"; do [[ -e $p ]] && echo "$p"; done >"$HOST/paths"
   for p in /sys/fs/cgroup/*/kubepods; do [[ -d $p ]] && echo "$p"; done >"$HOST/cgroups"
@@ -195,12 +227,12 @@ record_host() {
 
 restore_sysctls() {
   [[ -f $HOST/sysctls ]] || return 0
-  local key old cur
+  local key old v
   while IFS=$'\t' read -r key old; do
     [[ -w /proc/sys/$key ]] || continue
-    cur=$(cat "/proc/sys/$key" 2>/dev/null) || continue
-    [[ $cur == "$old" ]] && continue
-    log "  kernel tunable ${key//\//.}: $cur -> $old"
+    sysctl_value "/proc/sys/$key" || continue
+    [[ $v == "$old" ]] && continue
+    log "  kernel tunable ${key//\//.}: $v -> $old"
     printf '%s\n' "$old" >"/proc/sys/$key" || log "  could not restore ${key//\//.}"
   done <"$HOST/sysctls"
 }
@@ -219,7 +251,7 @@ network() {
   fi
   # No IPv6 on the bridge: pods cannot reach the host over link-local addresses either.
   sysctl -qw "net.ipv6.conf.$BRIDGE.disable_ipv6=1"
-  ip addr show dev "$BRIDGE" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
+  [[ $(ip -4 -o addr show dev "$BRIDGE") == *" $NODE_IP/"* ]] || ip addr add "$NODE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   # Pod -> Service -> pod is routed through the host; `down` puts both back.
   sysctl -qw net.ipv4.ip_forward=1
@@ -244,7 +276,7 @@ network() {
   ipt ip6tables "$CHAIN_FWD" -t mangle -j DROP
   mkdir -p "$CONF/cni" "$STATE/cni"
   # bridge + host-local; routes: the pod range on the bridge, Services through the host, no default.
-  cat >"$CONF/cni/10-kupenstack.conflist" <<EOF
+  put "$CONF/cni/10-kupenstack.conflist" <<EOF
 {"cniVersion": "1.0.0", "name": "kupenstack", "plugins": [
   {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
    "ipam": {"type": "host-local", "dataDir": "$STATE/cni/ipam",
@@ -264,7 +296,7 @@ unnetwork() {
     new=$(iptables_chains "$fam" | grep -E ' (KUBE-|KUPENSTACK-RC-)' | grep -vxFf "$before" || true)
     [[ -n $new ]] || continue
     while read -r t chain; do
-      "$fam-save" -t "$t" | grep -E -- "-j $chain( |\$)" | grep -v "^-A $chain " | sed 's/^-A/-D/' |
+      { "$fam-save" -t "$t" | grep -E -- "-j $chain( |\$)" | grep -v "^-A $chain " || true; } | sed 's/^-A/-D/' |
         while read -r rule; do eval "$fam -w 5 -t $t $rule" || true; done
     done <<<"$new"
     while read -r t chain; do "$fam" -w 5 -t "$t" -F "$chain" 2>/dev/null || true; done <<<"$new"
@@ -273,6 +305,21 @@ unnetwork() {
     done <<<"$new"
     log "removed $fam chains: $(awk '{printf "%s/%s ", $1, $2}' <<<"$new")"
   done
+  # nf_tables tables that appeared (iptables-nft creates a table on first use), once empty again.
+  if [[ -f $HOST/nft-tables ]]; then
+    local family table
+    while read -r _ family table; do
+      grep -qxF "table $family $table" "$HOST/nft-tables" && continue
+      fam=iptables
+      [[ $family == ip6 ]] && fam=ip6tables
+      [[ $family == ip || $family == ip6 ]] || continue
+      if "$fam-save" -t "$table" 2>/dev/null | grep -vE '^(#|\*|COMMIT$|:[A-Z]+ ACCEPT )' >/dev/null; then
+        log "  nf_tables table $family $table has rules still: left"
+      else
+        nft delete table "$family" "$table" && log "deleted the new empty nf_tables table $family $table"
+      fi
+    done < <(nft list tables)
+  fi
   # Veths left on the bridge (pods the kubelet did not tear down), then the bridge.
   if ip link show "$BRIDGE" >/dev/null 2>&1; then
     for l in $(ip -o link show master "$BRIDGE" | awk -F': ' '{print $2}' | cut -d@ -f1); do
@@ -286,7 +333,7 @@ unnetwork() {
 
 containerd_config() {
   mkdir -p "$CTRD/root" "$CTRD/state" "$CTRD/certs.d"
-  cat >"$CONF/containerd.toml" <<EOF
+  put "$CONF/containerd.toml" <<EOF
 # containerd of hack/real-cluster.sh: own root, state and sockets; no registry is configured.
 version = 2
 root = "$CTRD/root"
@@ -341,7 +388,8 @@ oci_archive() {
 
 # import_image NAME BINARY: import a one-binary image unless containerd has it.
 import_image() {
-  ctr images ls -q | grep -qxF "$1" && return
+  # (no grep -q in a pipeline: it exits early, and pipefail turns the writer's SIGPIPE into "no")
+  ctr images ls -q | grep -xF "$1" >/dev/null && return
   log "importing $1"
   oci_archive "$STATE/image.tar" "$1" "$2"
   ctr images import "$STATE/image.tar" >/dev/null
@@ -356,13 +404,14 @@ pki() {
   rm -rf "$PKI" && mkdir -p "$PKI"
   (
     cd "$PKI"
-    openssl req -x509 -new -nodes -newkey rsa:2048 -keyout ca.key -out ca.crt -days 3650 \
+    # ECDSA P-256 keys: generating nine RSA keys takes seconds on a loaded machine.
+    openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout ca.key -out ca.crt -days 3650 \
       -subj /CN=kupenstack-real-cluster-ca
-    openssl genrsa -out sa.key 2048 && openssl rsa -in sa.key -pubout -out sa.pub
+    openssl ecparam -name prime256v1 -genkey -noout -out sa.key && openssl ec -in sa.key -pubout -out sa.pub
     cert() { # NAME SUBJECT SAN EXTENDED-KEY-USAGE
       { echo basicConstraints=CA:FALSE; echo keyUsage=critical,digitalSignature,keyEncipherment
         echo "extendedKeyUsage=$4"; [[ -z $3 ]] || echo "subjectAltName=$3"; } >"$1.ext"
-      openssl req -new -nodes -newkey rsa:2048 -keyout "$1.key" -out "$1.csr" -subj "$2"
+      openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout "$1.key" -out "$1.csr" -subj "$2"
       openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 3650 \
         -extfile "$1.ext"
       rm -f "$1.csr" "$1.ext"
@@ -397,8 +446,8 @@ EOF
 # --- the node ---------------------------------------------------------------------------------
 
 node_config() {
-  printf '# no upstream resolver for pods: cluster.local only (CoreDNS)\n' >"$CONF/resolv.conf"
-  cat >"$CONF/kubelet.yaml" <<EOF
+  printf '# no upstream resolver for pods: cluster.local only (CoreDNS)\n' | put "$CONF/resolv.conf"
+  put "$CONF/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 # cgroup v1 host without systemd as PID 1
@@ -424,7 +473,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "200Mi", nodefs.available: "3%", imagefs.available: "3%"}
 EOF
-  cat >"$CONF/kube-proxy.yaml" <<EOF
+  put "$CONF/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
@@ -524,7 +573,7 @@ images() {
   COREDNS_IMAGE=localhost/kupenstack/coredns:${coredns##*/coredns-}
 }
 
-node_ready() { kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' | grep -qx True; }
+node_ready() { kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' | grep -x True >/dev/null; }
 
 up() {
   [[ $EUID -eq 0 ]] || die "run as root: the cluster creates a bridge, iptables rules and mounts"
@@ -596,7 +645,7 @@ our_shims() {
   local p
   for p in /proc/[0-9]*; do
     [[ $(readlink "$p/exe" 2>/dev/null) == */containerd-shim-runc-v2 ]] || continue
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $CTRD_SOCK " && echo "${p#/proc/}"
+    [[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == *" -address $CTRD_SOCK "* ]] && echo "${p#/proc/}"
   done
   return 0
 }
@@ -606,16 +655,13 @@ down() {
   [[ -d $STATE ]] || { log "nothing to stop: $STATE does not exist"; return 0; }
   [[ -f $MARKER ]] || die "$STATE is not this script's (no $MARKER): not touching it"
   # Nothing may recreate pods, then the kubelet tears every pod down itself (CNI DEL, unmounts).
-  stop kube-controller-manager
-  stop kube-scheduler
+  stop kube-controller-manager kube-scheduler
   if running kube-apiserver && running kubelet; then
     log "deleting every pod (the kubelet tears them down)"
     kubectl delete pods --all-namespaces --all --grace-period 1 --wait --timeout 90s >/dev/null 2>&1 ||
       log "  pods not all gone: removing the rest through containerd"
   fi
-  stop kubelet
-  stop kube-proxy
-  stop kube-apiserver
+  stop kubelet kube-proxy kube-apiserver
   stop etcd
   if running containerd; then
     local t

@@ -21,9 +21,10 @@
 # in the mangle table (before every filter rule of kube-proxy and the kubelet) drop anything else:
 #   KUPENSTACK-RC-FWD  nothing is forwarded between the bridge and any other interface (v4 and v6);
 #   KUPENSTACK-RC-IN   from the bridge, the host accepts only replies and the API server
-#                      (198.18.0.1:REAL_CLUSTER_API_PORT, directly or through the kubernetes
+#                      (198.18.0.1:BASE+6443, see Ports, directly or through the kubernetes
 #                      Service); every other host service (kubelet, anything on 0.0.0.0, the
 #                      host's other addresses) is unreachable from pods; all IPv6 is dropped.
+# (hostNetwork pods share the host's network namespace: none of this applies to them.)
 # Images: nothing is ever pulled. containerd has no registry configuration and reaches any registry
 # only through an HTTP(S) proxy at 127.0.0.1:9 where nothing listens, so a missing image fails at
 # once (ErrImagePull, no DNS query leaves the machine); the life-cycle sets the charts' pull policy
@@ -44,14 +45,18 @@
 # images, which it keeps by default).
 #
 # The host is left as found. The first `up` records the host (every writable kernel tunable, which
-# iptables chains, mounts, links and host paths exist); `down` stops only the processes `up`
-# started (pid file + executable check, and containerd's shims by their socket address), lets the
-# kubelet tear the pods down, unmounts what the pods and containerd mounted, deletes the bridge and
-# leftover veths, every iptables chain that was not there before (kube-proxy's, the kubelet's
-# KUBE-FIREWALL/KUBE-KUBELET-CANARY/KUBE-IPTABLES-HINT, ours, v4 and v6), the CNI state, the
-# kubelet's cgroups, and writes back every kernel tunable that changed (the kubelet sets
-# vm.overcommit_memory=1, kernel.panic=10, kernel.panic_on_oops=1 ...; the bridge sets ip_forward).
-# test/realcluster checks it (KUPENSTACK_REAL_CLUSTER=1). Debian packages it installed stay.
+# iptables chains and nf_tables tables, mounts, links and host paths exist); `down` stops only the
+# processes `up` started (pid file + executable check, and containerd's shims by their socket
+# address), lets the kubelet tear the pods down, unmounts what the pods and containerd mounted,
+# deletes the bridge and leftover veths, every iptables chain that was not there before
+# (kube-proxy's, the kubelet's KUBE-FIREWALL/KUBE-KUBELET-CANARY/KUBE-IPTABLES-HINT, ours; v4 and
+# v6) and the then empty tables iptables-nft created for them, the CNI state, the kubelet's cgroups,
+# the host paths the kubelet and containerd 1.6 create whatever they are told
+# (/var/lib/kubelet/device-plugins, /var/log/containers, /run/containerd/s, /run/netns,
+# /var/lib/cni) unless they were there before, and writes back every kernel tunable that changed
+# (the kubelet sets vm.overcommit_memory=1, kernel.panic=10, kernel.panic_on_oops=1, ...; the bridge
+# plugin ip_forward). test/realcluster checks it (KUPENSTACK_REAL_CLUSTER=1). Debian packages it
+# installed stay installed.
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -291,7 +291,11 @@ func hostAddrs(t *testing.T) []string {
 // one of its binaries, containerd's shims for its socket, and their descendants (the pods).
 func clusterProcesses(t *testing.T, e env) map[int]string {
 	t.Helper()
-	tools := filepath.Join(e.root, "bin", "envtest-v1.37.2")
+	version := os.Getenv("K8S_VERSION")
+	if version == "" {
+		version = "v1.37.2" // as in the Makefile and hack/install-test-tools.sh
+	}
+	tools := filepath.Join(e.root, "bin", "envtest-"+version)
 	ours := map[string]bool{}
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"} {
 		if p, err := filepath.EvalSymlinks(filepath.Join(tools, b)); err == nil {

@@ -184,20 +184,19 @@ func TestRealCluster(t *testing.T) {
 	for _, a := range hostAddrs(t) {
 		checks = append(checks, "notcp="+net.JoinHostPort(a, hostPort)) // the host's other addresses
 	}
-	client := agentPod("client", corev1.RestartPolicyNever, append([]string{"check"}, checks...)...)
-	if _, err := cs.CoreV1().Pods(ns.Name).Create(ctx, client, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	runChecks(ctx, t, cs, ns.Name, "client", false, checks...)
+	// A pod that adds itself a default route through the host (NET_ADMIN) still gets nowhere: the
+	// host forwards nothing off the bridge and answers nothing but the API server.
+	escape := []string{"defaultroute=" + nodeIP, "notcp=192.0.2.1:80", "tcp=kubernetes.default.svc:443"}
+	for _, a := range hostAddrs(t) {
+		escape = append(escape, "notcp="+net.JoinHostPort(a, hostPort))
 	}
-	p := waitPod(ctx, t, cs, ns.Name, "client", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	})
-	logs, err := cs.CoreV1().Pods(ns.Name).GetLogs("client", &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatal("logs through the kubelet:", err)
-	}
-	t.Logf("checks from a pod:\n%s", logs)
-	if p.Status.Phase != corev1.PodSucceeded {
-		t.Errorf("a check from the pod failed (phase %s)", p.Status.Phase)
+	runChecks(ctx, t, cs, ns.Name, "escape", true, escape...)
+	// 192.0.2.1 might just not answer: the forward chain's DROP must have counted the attempt.
+	if n := droppedPackets(t, "KUPENSTACK-RC-FWD"); n == 0 {
+		t.Errorf("the packets to 192.0.2.1 were not dropped by KUPENSTACK-RC-FWD")
+	} else {
+		t.Logf("KUPENSTACK-RC-FWD dropped %d packets", n)
 	}
 	if n := reached.Load(); n != 0 {
 		t.Errorf("pods reached a host listener %d times", n)
@@ -238,6 +237,30 @@ func TestRealCluster(t *testing.T) {
 	}
 	if d := before.diff(snapshotHost(t)); d != "" {
 		t.Errorf("the host differs after down from before up:\n%s", d)
+	}
+}
+
+// runChecks runs `agent check CHECKS...` in a pod and fails the test when a check fails.
+func runChecks(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, netAdmin bool, checks ...string) {
+	t.Helper()
+	pod := agentPod(name, corev1.RestartPolicyNever, append([]string{"check"}, checks...)...)
+	if netAdmin {
+		pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+			Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}}
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(ctx, t, cs, ns, name, func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	logs, err := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal("logs through the kubelet:", err)
+	}
+	t.Logf("checks from pod %s:\n%s", name, logs)
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("a check from pod %s failed (phase %s)", name, p.Status.Phase)
 	}
 }
 
@@ -354,4 +377,17 @@ func clusterMemory(t *testing.T, e env) string {
 		}
 	}
 	return fmt.Sprintf("%d processes, %d MiB resident", len(procs), total/1024)
+}
+
+// droppedPackets: the packet count of the DROP rules of an iptables mangle chain.
+func droppedPackets(t *testing.T, chain string) int {
+	t.Helper()
+	n := 0
+	for _, l := range lines(t, "iptables", "-w", "5", "-t", "mangle", "-L", chain, "-v", "-x", "-n") {
+		if f := strings.Fields(l); len(f) > 2 && f[2] == "DROP" {
+			p, _ := strconv.Atoi(f[0])
+			n += p
+		}
+	}
+	return n
 }

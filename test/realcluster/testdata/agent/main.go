@@ -6,11 +6,13 @@
 //
 // Checks: get=URL (HTTP 200 from an agent), resolve=NAME=IP (NAME resolves to IP), tcp=HOST:PORT
 // (a connection opens), notcp=HOST:PORT (no connection within 3 s), noresolve=NAME (NAME does not
-// resolve).
+// resolve). defaultroute=IP is no check but a step: it adds a default route through IP (the pod
+// needs NET_ADMIN), so that what follows tests the host's firewall, not the missing route.
 package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +20,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -101,6 +104,54 @@ func check(c string) (string, error) {
 			return "", fmt.Errorf("connected to %s", arg)
 		}
 		return err.Error(), nil
+	case "defaultroute":
+		gw := net.ParseIP(arg).To4()
+		if gw == nil {
+			return "", fmt.Errorf("not an IPv4 address: %q", arg)
+		}
+		if err := addDefaultRoute(gw); err != nil {
+			return "", err
+		}
+		return "added", nil
 	}
 	return "", fmt.Errorf("unknown check %q", kind)
+}
+
+// addDefaultRoute adds "default via gw" to the main table with one rtnetlink request (no
+// dependency, no ip binary in the image).
+func addDefaultRoute(gw net.IP) error {
+	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW, syscall.NETLINK_ROUTE)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	// struct rtmsg, then the attribute RTA_GATEWAY.
+	body := []byte{syscall.AF_INET, 0, 0, 0, syscall.RT_TABLE_MAIN, syscall.RTPROT_BOOT,
+		syscall.RT_SCOPE_UNIVERSE, syscall.RTN_UNICAST, 0, 0, 0, 0}
+	attr := make([]byte, 8)
+	binary.NativeEndian.PutUint16(attr[0:], 8)
+	binary.NativeEndian.PutUint16(attr[2:], syscall.RTA_GATEWAY)
+	copy(attr[4:], gw)
+	body = append(body, attr...)
+	msg := make([]byte, syscall.NLMSG_HDRLEN+len(body))
+	binary.NativeEndian.PutUint32(msg[0:], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:], syscall.RTM_NEWROUTE)
+	binary.NativeEndian.PutUint16(msg[6:], syscall.NLM_F_REQUEST|syscall.NLM_F_ACK|syscall.NLM_F_CREATE|syscall.NLM_F_EXCL)
+	binary.NativeEndian.PutUint32(msg[8:], 1) // sequence number
+	copy(msg[syscall.NLMSG_HDRLEN:], body)
+	if err := syscall.Sendto(fd, msg, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
+		return err
+	}
+	buf := make([]byte, 4096)
+	n, _, err := syscall.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return err
+	}
+	if n < syscall.NLMSG_HDRLEN+4 || binary.NativeEndian.Uint16(buf[4:]) != syscall.NLMSG_ERROR {
+		return fmt.Errorf("unexpected netlink answer (%d bytes)", n)
+	}
+	if errno := int32(binary.NativeEndian.Uint32(buf[syscall.NLMSG_HDRLEN:])); errno != 0 {
+		return syscall.Errno(-errno)
+	}
+	return nil
 }

@@ -94,8 +94,7 @@ KC=$STATE/kubeconfig
 MARKER=$STATE/.kupenstack-real-cluster # `down` deletes only a directory that carries it
 # Host paths the kubelet, containerd or the CNI plugins create outside the state directory;
 # `down` removes those that did not exist before `up`.
-HOST_PATHS=(/run/netns /var/lib/cni /run/containerd /var/log/containers /var/log/pods /var/lib/kubelet
-  /opt/containerd /etc/cni /opt/cni)
+HOST_PATHS=(/run/netns /var/lib/cni /run/containerd /var/log/containers /var/log/pods /var/lib/kubelet)
 # Host-wide mount points they use (the rest is under the state directory).
 MOUNT_PREFIXES=("$STATE/" /run/netns/ /run/containerd/ /var/lib/kubelet/)
 # Kernel tunables never compared nor restored: counters and triggers, not settings.
@@ -678,18 +677,21 @@ down() {
   stop containerd
   local p
   for p in $(our_shims); do log "stopping containerd shim $p"; kill -KILL "$p" 2>/dev/null || true; done
+  # What a killed shim leaves: its socket in /run/containerd/s, named by a hash of containerd's
+  # address, the namespace and the task (containerd 1.6 puts it there whatever its state
+  # directory), and the CNI results of its sandbox.
+  for p in "$CTRD"/state/io.containerd.runtime.v2.task/k8s.io/*; do
+    [[ -d $p ]] || continue
+    rm -f "/run/containerd/s/$(printf '%s' "$CTRD_SOCK/k8s.io/${p##*/}" | sha256sum | cut -c1-64)" \
+      /var/lib/cni/results/*-"${p##*/}"-*
+  done
+  kill_pods
   unmount
   unnetwork
-  # CNI state, host paths the kubelet and containerd created, empty kubelet cgroups.
-  for p in "${HOST_PATHS[@]}"; do
-    [[ -e $p ]] || continue
-    grep -qxF "$p" "$HOST/paths" 2>/dev/null && continue
-    log "removing $p (created by the cluster)"
-    rm -rf --one-file-system "$p"
-  done
+  host_paths
   for p in /sys/fs/cgroup/*/kubepods; do
-    [[ -d $p ]] || continue
-    grep -qxF "$p" "$HOST/cgroups" 2>/dev/null && continue
+    [[ -d $p && -f $HOST/done ]] || continue
+    grep -qxF "$p" "$HOST/cgroups" && continue
     find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null || true
     [[ -d $p ]] && log "  cgroup $p not empty: left"
   done
@@ -706,12 +708,54 @@ down() {
   fi
 }
 
+# kill_pods: the processes of pods nobody tore down (kubelet and containerd gone, shims killed):
+# everything in the kubelet's cgroups, when the kubelet of this cluster created them.
+kill_pods() {
+  local cg pids=() i
+  [[ -f $HOST/done ]] || return 0 # without the record, which cgroups are ours is unknown
+  for cg in /sys/fs/cgroup/*/kubepods; do
+    [[ -d $cg ]] || continue
+    grep -qxF "$cg" "$HOST/cgroups" 2>/dev/null && continue
+    mapfile -t -O "${#pids[@]}" pids < <(find "$cg" -name cgroup.procs -exec cat {} +)
+  done
+  ((${#pids[@]})) || return 0
+  log "killing ${#pids[@]} leftover pod processes"
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "${pids[@]}" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
+
+# host_paths: the cluster's entries in the host paths outside its state directory (network
+# namespaces, CNI results, log links, the kubelet's device-plugin socket), then each path that did
+# not exist before `up` once it is empty. Other containerd or CNI users may share them: only our
+# entries go, and a path that is not empty stays.
+host_paths() {
+  local p
+  for p in /run/netns/cni-*; do
+    [[ -f $p ]] && ! mountpoint -q "$p" && rm -f "$p"
+  done
+  rm -f /var/lib/cni/results/kupenstack-* /var/lib/kubelet/device-plugins/kubelet.sock
+  [[ -d /var/log/containers ]] && find /var/log/containers -maxdepth 1 -type l -lname "$STATE/*" -delete
+  # Without the record (a second `down`), which paths are new is unknown: leave them all.
+  [[ -f $HOST/done ]] || return 0
+  for p in "${HOST_PATHS[@]}"; do
+    [[ -d $p ]] || continue
+    grep -qxF "$p" "$HOST/paths" && continue
+    find "$p" -depth -type d -empty -delete
+    if [[ -e $p ]]; then log "  $p is not empty (not only the cluster's): left"; else log "removed $p"; fi
+  done
+  return 0
+}
+
 # unmount: every mount below the cluster's mount points that was not there before, deepest first.
 unmount() {
-  local m prefix n=0 found
+  local m prefix n=0 found prefixes=("${MOUNT_PREFIXES[@]}")
+  [[ -f $HOST/done ]] || prefixes=("$STATE/") # without the record only the state directory is surely ours
   while read -r m; do
     found=
-    for prefix in "${MOUNT_PREFIXES[@]}"; do [[ $m == "$prefix"* ]] && found=1; done
+    for prefix in "${prefixes[@]}"; do [[ $m == "$prefix"* ]] && found=1; done
     [[ -n $found ]] || continue
     grep -qxF "$m" "$HOST/mounts" 2>/dev/null && continue
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "  could not unmount $m"

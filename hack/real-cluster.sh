@@ -229,16 +229,23 @@ record_host() {
   touch "$HOST/done"
 }
 
+# restore_sysctls: write back every recorded tunable that differs. Some writes change others
+# (net.ipv4.conf.all.forwarding resets accept_redirects), so repeat until a pass changes nothing.
 restore_sysctls() {
   [[ -f $HOST/sysctls ]] || return 0
-  local key old v
-  while IFS=$'\t' read -r key old; do
-    [[ -w /proc/sys/$key ]] || continue
-    sysctl_value "/proc/sys/$key" || continue
-    [[ $v == "$old" ]] && continue
-    log "  kernel tunable ${key//\//.}: $v -> $old"
-    printf '%s\n' "$old" >"/proc/sys/$key" || log "  could not restore ${key//\//.}"
-  done <"$HOST/sysctls"
+  local key old v pass changed
+  for pass in 1 2 3; do
+    changed=
+    while IFS=$'\t' read -r key old; do
+      [[ -w /proc/sys/$key ]] || continue
+      sysctl_value "/proc/sys/$key" || continue
+      [[ $v == "$old" ]] && continue
+      log "  kernel tunable ${key//\//.}: $v -> $old"
+      printf '%s\n' "$old" >"/proc/sys/$key" || log "  could not restore ${key//\//.}"
+      changed=1
+    done <"$HOST/sysctls"
+    [[ -n $changed ]] || return 0
+  done
 }
 
 # --- network ----------------------------------------------------------------------------------

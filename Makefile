@@ -135,6 +135,21 @@ cluster-up: ## Start the local cluster (NODES=3 or NODES="name:k=v,k=v ...", NOD
 cluster-down: ## Stop what cluster-up started and delete its state.
 	TOOLS=$(ENVTEST_ASSETS) hack/local-cluster.sh down
 
+##@ Real cluster (root; containerd + kubelet, real pods on a private bridge; see hack/real-cluster.sh)
+.PHONY: real-cluster-up
+real-cluster-up: ## Start a real one-node cluster (containerd, kubelet, kube-proxy, CoreDNS; pods on bridge ks0, 198.18.0.0/16); idempotent.
+	hack/install-test-tools.sh node
+	TOOLS=$(ENVTEST_ASSETS) hack/real-cluster.sh up
+
+.PHONY: real-cluster-down
+real-cluster-down: ## Stop what real-cluster-up started and leave the host as found (REAL_CLUSTER_PURGE=1: drop the imported images too).
+	TOOLS=$(ENVTEST_ASSETS) hack/real-cluster.sh down
+
+.PHONY: test-real-cluster
+test-real-cluster: ## Test the real cluster (not part of test; changes the host while it runs): pods, Services, DNS, isolation, host left as found.
+	hack/install-test-tools.sh node
+	KUPENSTACK_REAL_CLUSTER=1 go test -count=1 -v -timeout 30m ./test/realcluster/
+
 .PHONY: clean
 clean: ## Remove bin/ (the built tools stay cached in ~/.cache/kupenstack).
 	rm -rf $(BIN)

@@ -2,24 +2,29 @@
 # Builds the Kubernetes test binaries from the Go module proxy (no release downloads are
 # reachable from our machines) and links them into ./bin as <tool>-<version>.
 #
-#   hack/install-test-tools.sh [group...]     groups: envtest (default), cluster, helm, codegen, all
+#   hack/install-test-tools.sh [group...]     groups: envtest (default), cluster, node, helm, codegen, all
 #
 #   envtest  kube-apiserver, kubectl, etcd, kube-controller-manager (namespace deletion and garbage
 #            collection in e2e) + bin/envtest-<k8s version>/ (KUBEBUILDER_ASSETS)
 #   cluster  envtest + kube-scheduler, kwok, bin/kwok-stages-<version>.yaml, also linked into
 #            bin/envtest-<k8s version>/: simulated nodes (testenv.WithCluster, hack/local-cluster.sh)
+#   node     envtest + kube-scheduler, kubelet, kube-proxy, a minimal CoreDNS and a pause program, also
+#            linked into bin/envtest-<k8s version>/: a real one-node cluster (hack/real-cluster.sh)
 #   helm     helm
 #   codegen  controller-gen
 #
 # Built binaries are kept in $KUPENSTACK_CACHE/bin (default ~/.cache/kupenstack/bin), keyed by
-# version, so a fresh clone on the same machine links them in well under a second; a cold
-# build of everything takes about 12 minutes on 2 cores (compile-bound).
+# version (CoreDNS and pause also by a hash of their source recipe below), so a fresh clone on
+# the same machine links them in well under a second; a cold build of everything takes about
+# 12 minutes on 2 cores (compile-bound), the node group about 5 more. Two runs at once do not
+# build the same thing twice: the second waits for the first (a lock on the cache directory).
 set -Eeuo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.37.2}   # k8s.io/kubernetes; staging modules k8s.io/* at v0.37.2
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}  # go.etcd.io/etcd/server/v3
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}  # sigs.k8s.io/kwok
 HELM_VERSION=${HELM_VERSION:-v3.22.0} # helm.sh/helm/v3
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0} # github.com/coredns/coredns
 CONTROLLER_GEN_VERSION=${CONTROLLER_GEN_VERSION:-v0.23.0} # sigs.k8s.io/controller-tools
 K8S_MINOR=${K8S_VERSION#v1.}; K8S_MINOR=${K8S_MINOR%%.*}
 
@@ -36,6 +41,13 @@ log() { printf '[install-test-tools %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 trap 'die "failed at line $LINENO: $BASH_COMMAND"' ERR
 command -v go >/dev/null || die "go not found in PATH"
+# One build at a time per cache: a second run (another clone, make target or test) waits, then
+# finds the binaries the first one built instead of compiling them again.
+exec {LOCK}>"$CACHE/.lock"
+if ! flock -n "$LOCK"; then
+  log "another install-test-tools.sh is building into $CACHE: waiting for it"
+  flock "$LOCK"
+fi
 
 # cached NAME: the versioned binary is already built.
 cached() { [[ -x $CACHE/$1 ]]; }
@@ -103,6 +115,64 @@ kwok_stages() { # standalone kwok needs Stage objects; use kwok's own defaults f
   link "kwok-stages-$KWOK_VERSION.yaml"
 }
 
+# The minimal CoreDNS of the real cluster: only the plugins that serve cluster.local from the
+# API server (no forward, no cloud DNS providers), so a pod's lookup never leaves the cluster.
+COREDNS_MAIN='package main
+
+import (
+	_ "github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
+
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/ready"
+	_ "github.com/coredns/coredns/plugin/reload"
+)
+
+func main() { coremain.Run() }
+'
+# The pod sandbox process (what registry.k8s.io/pause is, which cannot be pulled here): sleeps
+# until SIGINT/SIGTERM and, as PID 1 of a pod sharing its process namespace, reaps orphans.
+PAUSE_MAIN='package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	c := make(chan os.Signal, 8)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	for s := range c {
+		if s != syscall.SIGCHLD {
+			os.Exit(0)
+		}
+		for {
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+}
+'
+recipe_hash() { printf '%s' "$*" | sha256sum | cut -c1-12; }
+COREDNS_NAME=coredns-$COREDNS_VERSION-$(recipe_hash "$COREDNS_VERSION" "$COREDNS_MAIN")
+PAUSE_NAME=pause-$(recipe_hash "$PAUSE_MAIN")
+
+# build_main NAME MAIN [MODULE@VERSION]: a one-file main package in a scratch module.
+build_main() {
+  cached "$1" && return 0
+  log "$1: building${3:+ with $3}"
+  (scratch_module "$1" && printf '%s' "$2" >main.go && { [[ -z ${3:-} ]] || go get "$3"; } &&
+    go build -trimpath -ldflags "-s -w" -o "$NEW/$1")
+  mv -f "$NEW/$1" "$CACHE/$1"; log "  built $1"
+}
+
 helm_ldflags() {
   local ld="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" pkg
   for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
@@ -135,6 +205,19 @@ cluster() {
   ln -sfn "../kwok-stages-$KWOK_VERSION.yaml" "$assets/kwok-stages.yaml"
 }
 
+node() {
+  build_kubernetes kubelet kube-proxy
+  build_main "$COREDNS_NAME" "$COREDNS_MAIN" "github.com/coredns/coredns@$COREDNS_VERSION"
+  build_main "$PAUSE_NAME" "$PAUSE_MAIN"
+  envtest
+  local assets=$BIN/envtest-$K8S_VERSION pair
+  for pair in kube-scheduler=kube-scheduler-$K8S_VERSION kubelet=kubelet-$K8S_VERSION \
+    kube-proxy=kube-proxy-$K8S_VERSION "coredns=$COREDNS_NAME" "pause=$PAUSE_NAME"; do
+    link "${pair#*=}"
+    ln -sfn "../${pair#*=}" "$assets/${pair%%=*}" # plain names, as hack/real-cluster.sh expects
+  done
+}
+
 helm() {
   go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "$(helm_ldflags)"
   link "helm-$HELM_VERSION"
@@ -148,9 +231,9 @@ codegen() {
 (($#)) || set -- envtest
 for group in "$@"; do
   case $group in
-    envtest | cluster | helm | codegen) "$group" ;;
-    all) cluster; helm; codegen ;;
-    *) die "unknown group '$group' (envtest, cluster, helm, codegen, all)" ;;
+    envtest | cluster | node | helm | codegen) "$group" ;;
+    all) cluster; node; helm; codegen ;;
+    *) die "unknown group '$group' (envtest, cluster, node, helm, codegen, all)" ;;
   esac
 done
 log "ready in $BIN: $*"

@@ -146,6 +146,7 @@ func build(ctx context.Context, b *imagebuild.Builder, recipes map[string]*image
 		took   time.Duration
 	}
 	var lines []line
+	var failed []string
 	for _, n := range names {
 		r := recipes[n]
 		if force {
@@ -156,7 +157,13 @@ func build(ctx context.Context, b *imagebuild.Builder, recipes map[string]*image
 		start := time.Now()
 		rec, cached, err := b.Build(ctx, r)
 		if err != nil {
-			return err
+			// The other images still build; the command fails at the end.
+			fmt.Fprintf(os.Stderr, "%s: FAILED after %s: %v\n", n, time.Since(start).Round(time.Second), err)
+			failed = append(failed, n)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		lines = append(lines, line{rec, cached, time.Since(start)})
 		fmt.Fprintf(os.Stderr, "%s: %s (%s, %s)\n", n, rec.Ref, map[bool]string{true: "cached", false: "built"}[cached], time.Since(start).Round(time.Millisecond))
@@ -171,7 +178,13 @@ func build(ctx context.Context, b *imagebuild.Builder, recipes map[string]*image
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%.0f\n", l.rec.Name, l.rec.Ref, state, l.took.Round(time.Millisecond),
 			float64(l.rec.ArchiveBytes)/(1<<20), float64(l.rec.RootfsBytes)/(1<<20))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d images failed: %v", len(failed), len(names), failed)
+	}
+	return nil
 }
 
 func list(b *imagebuild.Builder, recipes map[string]*imagebuild.Recipe, rel *imagebuild.Release) error {

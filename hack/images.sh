@@ -7,7 +7,7 @@
 #   hack/images.sh import [NAME...]   ctr -n k8s.io images import (builds first when needed)
 #   hack/images.sh archives [NAME...] print the cached archive paths
 #
-# RELEASE=2025.1 (default) picks images/release-$RELEASE.yaml: the Debian suite and each image's
+# IMAGES_RELEASE=2025.1 (default) picks images/release-$IMAGES_RELEASE.yaml: the Debian suite and each image's
 # reference. Recipes are images/<name>/image.yaml. Archives are kept in
 # ${KUPENSTACK_IMAGE_CACHE:-~/.cache/kupenstack/images}, keyed by a hash of the recipe directory,
 # the builder's source and the suite, so a second build of an unchanged recipe takes a second.
@@ -16,7 +16,7 @@
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RELEASE=${RELEASE:-2025.1}
+IMAGES_RELEASE=${IMAGES_RELEASE:-2025.1}
 CONTAINERD_ADDRESS=${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}
 
 log() { printf '[images %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -29,7 +29,7 @@ imagebuild() {
 	local bin
 	bin=$(mktemp -d)/imagebuild
 	(cd "$ROOT" && go build -o "$bin" ./hack/imagebuild) || die "building hack/imagebuild failed"
-	(cd "$ROOT" && "$bin" -release "$RELEASE" "$@")
+	(cd "$ROOT" && "$bin" -release "$IMAGES_RELEASE" "$@")
 	local rc=$?
 	rm -rf "$(dirname "$bin")"
 	return $rc

@@ -106,6 +106,23 @@ bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of tes
 	BENCH_N=$(N) BENCH_OUT=$(BENCH_OUT) BENCH_CMD="make bench N=$(N)" $(TEST_ENV) \
 		go test -tags bench -count=1 -timeout 120m -run '^TestBench$$' -v ./test/bench
 
+##@ OpenStack images (root; Debian packages, no container engine; see docs/images.md)
+# make images IMAGES="mariadb keystone" IMAGES_RELEASE=2026.1: some images of another set.
+IMAGES ?=
+IMAGES_RELEASE ?= 2025.1
+export IMAGES_RELEASE
+.PHONY: images
+images: ## Build and smoke-test the OpenStack images (IMAGES, default all of IMAGES_RELEASE) into ~/.cache/kupenstack/images; cached.
+	hack/images.sh build $(IMAGES)
+
+.PHONY: images-import
+images-import: ## Import the images into containerd (CONTAINERD_ADDRESS), building what is missing.
+	hack/images.sh import $(IMAGES)
+
+.PHONY: test-images
+test-images: ## Smoke-test every image of IMAGES_RELEASE again, from the cache (all must be built).
+	KUPENSTACK_IMAGES=required go test -count=1 -v -run 'TestImagesSmoke|TestReleaseFiles' ./test/images/
+
 ##@ Quickstart (root; 127.0.0.1 only; see hack/quickstart.sh)
 .PHONY: quickstart
 quickstart: ## Local cluster (kwok nodes) + OpenStack all-in-one + the operator + the samples, all Ready; idempotent.

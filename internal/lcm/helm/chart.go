@@ -41,15 +41,17 @@ func (s Source) String() string {
 	}
 }
 
-// ChartLoader loads charts, keeping the ones fetched from a repository or registry in memory (a
+// ChartLoader loads charts, downloading each version from a repository or registry once (a
 // published chart version never changes); local charts are read again each time, so that an
-// edited chart directory is noticed.
+// edited chart directory is noticed. Every Load returns a chart of its own, read from the
+// downloaded archive: Helm changes the chart it installs (it coalesces the values into the
+// chart's), so a chart handed out twice would not be the published one the second time.
 type ChartLoader struct {
 	// CacheDir receives downloaded chart archives and repository indexes.
 	CacheDir string
 
 	mu     sync.Mutex
-	remote map[string]*chart.Chart
+	remote map[string]string // source|name|version -> downloaded archive
 }
 
 // Load returns chart name at version. For a local directory of chart directories the version
@@ -66,34 +68,41 @@ func (l *ChartLoader) Load(src Source, name, version string) (*chart.Chart, erro
 	key := src.String() + "|" + name + "|" + version
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c, ok := l.remote[key]; ok {
-		return c, nil
+	if path, ok := l.remote[key]; ok {
+		if c, err := loader.Load(path); err == nil {
+			return c, nil
+		} // the archive went away: download it again
 	}
-	c, err := l.download(src, name, version)
+	path, err := l.download(src, name, version)
 	if err != nil {
 		return nil, err
 	}
-	if l.remote == nil {
-		l.remote = map[string]*chart.Chart{}
+	c, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s %s from %s: %w", name, version, src, err)
 	}
-	l.remote[key] = c
+	if l.remote == nil {
+		l.remote = map[string]string{}
+	}
+	l.remote[key] = path
 	return c, nil
 }
 
-func (l *ChartLoader) download(src Source, name, version string) (*chart.Chart, error) {
+// download fetches the chart's archive into the cache directory and returns its path.
+func (l *ChartLoader) download(src Source, name, version string) (string, error) {
 	settings := cli.New()
 	settings.RepositoryCache = filepath.Join(l.CacheDir, "repository")
 	settings.RepositoryConfig = filepath.Join(l.CacheDir, "repositories.yaml")
 	settings.RegistryConfig = filepath.Join(l.CacheDir, "registry.json")
 	if err := os.MkdirAll(settings.RepositoryCache, 0o750); err != nil {
-		return nil, err
+		return "", err
 	}
 	opts := action.ChartPathOptions{Version: version}
 	ref := name
 	if src.OCI != "" {
 		rc, err := registry.NewClient(registry.ClientOptCredentialsFile(settings.RegistryConfig))
 		if err != nil {
-			return nil, fmt.Errorf("registry client: %w", err)
+			return "", fmt.Errorf("registry client: %w", err)
 		}
 		// LocateChart takes the registry client only through an action.
 		pull := action.NewPullWithOpts(action.WithConfig(&action.Configuration{RegistryClient: rc}))
@@ -106,9 +115,9 @@ func (l *ChartLoader) download(src Source, name, version string) (*chart.Chart, 
 	}
 	path, err := opts.LocateChart(ref, settings)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s %s from %s: %w", name, version, src, err)
+		return "", fmt.Errorf("chart %s %s from %s: %w", name, version, src, err)
 	}
-	return loader.Load(path)
+	return path, nil
 }
 
 // loadPackaged loads <dir>/<name>-<version>.tgz; with no version, the only packaged version of

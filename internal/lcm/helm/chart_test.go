@@ -131,3 +131,29 @@ func TestRealChartsLoadLocalAndRemote(t *testing.T) {
 		})
 	}
 }
+
+// A chart from a repository is loaded once, but Helm's install changes the chart it is given
+// (it coalesces the values into the chart's own, dependencies included): each Load must give a
+// chart as published, or the next pass sees another chart and upgrades a release that was just
+// installed (every real component went to revision 2 at once).
+func TestRemoteChartUnchangedByRendering(t *testing.T) {
+	url := realcharts.Serve(t, "2025.1.0", nil)
+	l := &ChartLoader{CacheDir: t.TempDir()}
+	for _, name := range []string{"keystone", "nova"} {
+		ch, err := l.Load(Source{Repository: url}, name, "2025.1.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := Digest(ch)
+		if _, err := Render(ch, name, "openstack", map[string]any{"pod": map[string]any{"replicas": map[string]any{"api": 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		again, err := l.Load(Source{Repository: url}, name, "2025.1.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := Digest(again); after != before {
+			t.Errorf("%s: digest %s after a rendering, %s before: the loader handed out a chart Helm changed", name, after, before)
+		}
+	}
+}

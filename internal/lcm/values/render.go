@@ -424,7 +424,12 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 			"image_volume_cache_enabled": false,
 		}}, "conf", "backends")
 		set(v, true, "conf", "enable_iscsi")
-		for _, m := range []string{"deployment_backup", "job_backup_storage_init", "pvc_backup"} {
+		// iSCSI mounts /etc/multipath with Bidirectional propagation, which Kubernetes allows
+		// only in a privileged container (the API server refuses the Deployment otherwise).
+		set(v, true, "pod", "security_context", "cinder_volume", "container", "cinder_volume", "privileged")
+		// No Ceph backend left: the storage-init Job would have no container (the API server
+		// refuses it).
+		for _, m := range []string{"deployment_backup", "job_backup_storage_init", "pvc_backup", "job_storage_init"} {
 			set(v, false, "manifests", m)
 		}
 		return [][]string{{"conf", "backends", "rbd1"}} // the chart's Ceph backend

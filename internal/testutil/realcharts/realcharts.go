@@ -6,10 +6,10 @@ package realcharts
 
 import (
 	"net/http"
-	"strings"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 

@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const fixtureCharts = "../../test/fixtures/charts"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
+)
 
 // The quickstart sample, a Namespace included, renders: the Namespace is skipped with a note.
 func TestRenderQuickstartSample(t *testing.T) {
 	var stdout, stderr strings.Builder
-	err := runRender([]string{"-f", "../../config/samples/quickstart/cloud.yaml", "--charts", fixtureCharts}, nil, &stdout, &stderr)
+	err := runRender([]string{"-f", "../../config/samples/quickstart/cloud.yaml", "--charts", realcharts.Dir(t, "2026.1.0")}, nil, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -27,12 +27,8 @@ func TestRenderQuickstartSample(t *testing.T) {
 // Every failing component is reported, not only the first, and the others are still written;
 // a chart whose version is not the release's gets a warning.
 func TestRenderReportsEveryFailure(t *testing.T) {
-	charts := t.TempDir()
-	for _, name := range []string{"mariadb", "rabbitmq", "memcached", "openvswitch", "keystone", "placement", "neutron", "libvirt", "toolkit"} {
-		if err := os.CopyFS(filepath.Join(charts, name), os.DirFS(filepath.Join(fixtureCharts, name))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Chart directories (not versioned archives) of another version than the release's.
+	charts := realcharts.Expand(t, "2026.1.0", "mariadb", "rabbitmq", "memcached", "openvswitch", "keystone", "placement", "neutron", "libvirt")
 	cfg := filepath.Join(t.TempDir(), "cloud.yaml")
 	b, err := os.ReadFile("../../config/samples/lcm/cloud.yaml")
 	if err != nil {

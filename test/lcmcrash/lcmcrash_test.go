@@ -1,6 +1,7 @@
 // Package lcmcrash SIGKILLs the operator, run as a real process against a local cluster (real
 // API server, controller-manager and scheduler, kwok nodes), while its life-cycle controllers
-// install a cloud from the fixture charts, and checks that it resumes: every component installed,
+// install a cloud from the real OpenStack-Helm charts (2026.1.0, read as a local chart
+// repository directory), and checks that it resumes: every component installed,
 // no release duplicated or left pending, the generated credentials never regenerated.
 package lcmcrash
 
@@ -8,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +25,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/testutil/lcmtest"
 	"github.com/kupenstack/kupenstack/internal/testutil/operator"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -92,10 +93,7 @@ func TestSIGKILLDuringInstall(t *testing.T) {
 	}
 
 	lcmtest.ApplyProfile(t, env.Ctx, env.Client, "lcm-profiles", "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{})
-	charts, err := filepath.Abs(filepath.Join(testenv.RepoRoot(), "test", "fixtures", "charts"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	charts := realcharts.Dir(t, "2026.1.0")
 	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
 		Spec: kupenstackv1.KupenstackConfigurationSpec{
 			Release: "2026.1", Namespace: cloudNS, OptionalComponents: []string{"horizon"},

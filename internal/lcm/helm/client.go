@@ -15,6 +15,11 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -24,6 +29,7 @@ const MaxHistory = 10
 // Client acts on the Helm releases of one namespace.
 type Client struct {
 	cfg       *action.Configuration
+	jobs      kubernetes.Interface
 	namespace string
 	// HookTimeout bounds how long Helm waits for a release's hook Jobs (database creation,
 	// endpoints...) during an action; Helm itself never waits for the workloads here.
@@ -41,7 +47,11 @@ func NewClient(config *rest.Config, namespace string, log logr.Logger) (*Client,
 	if err := cfg.Init(newRESTGetter(config, namespace), namespace, "secret", debug); err != nil {
 		return nil, fmt.Errorf("helm: %w", err)
 	}
-	return &Client{cfg: cfg, namespace: namespace, HookTimeout: 10 * time.Minute}, nil
+	cs, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("helm: %w", err)
+	}
+	return &Client{cfg: cfg, jobs: cs, namespace: namespace, HookTimeout: 10 * time.Minute}, nil
 }
 
 // Last returns the latest revision of release name, or nil when there is none.
@@ -86,6 +96,9 @@ func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, valu
 
 // Upgrade upgrades release name to the chart and values.
 func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, values map[string]any, labels map[string]string, description string) (*release.Release, error) {
+	if err := c.deleteFinishedJobs(ctx, name); err != nil {
+		return nil, err
+	}
 	up := action.NewUpgrade(c.cfg)
 	up.Labels = labels
 	up.Namespace = c.namespace
@@ -98,12 +111,62 @@ func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, valu
 
 // Rollback makes revision the content of a new revision of release name.
 func (c *Client) Rollback(name string, revision int) error {
+	if err := c.deleteFinishedJobs(context.Background(), name); err != nil {
+		return err
+	}
 	rb := action.NewRollback(c.cfg)
 	rb.Version = revision
 	rb.Timeout = c.HookTimeout
 	rb.MaxHistory = MaxHistory
 	rb.DisableHooks = c.DisableHooks
 	return rb.Run(name)
+}
+
+// deleteFinishedJobs deletes the finished Jobs of the release's manifest (not its hooks, which
+// Helm replaces itself) before an action changes them: a Job's pod template cannot be changed,
+// so Helm's patch of, say, nova-bootstrap with a new release's image fails the whole upgrade.
+// The next revision creates them again; OpenStack-Helm writes these Jobs (nova's bootstrap and
+// cell setup) to be run again after a change. A Job still running is left to finish.
+func (c *Client) deleteFinishedJobs(ctx context.Context, name string) error {
+	last, err := c.Last(name)
+	if err != nil || last == nil {
+		return err
+	}
+	objs, err := Objects(last.Manifest, c.namespace)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.GVK.Group != "batch" || o.GVK.Kind != "Job" {
+			continue
+		}
+		job, err := c.jobs.BatchV1().Jobs(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading Job %s: %w", o, err)
+		}
+		if !jobFinished(job) {
+			continue
+		}
+		background := metav1.DeletePropagationBackground
+		err = c.jobs.BatchV1().Jobs(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{PropagationPolicy: &background,
+			Preconditions: &metav1.Preconditions{UID: &job.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting finished Job %s: %w", o, err)
+		}
+	}
+	return nil
+}
+
+func jobFinished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // Uninstall removes release name and its objects; a release that does not exist is not an error.

@@ -8,11 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
 const (
-	sample   = "../../../config/samples/lcm/cloud.yaml"
-	fixtures = "../../../test/fixtures/charts"
+	sample = "../../../config/samples/lcm/cloud.yaml"
 )
 
 func parseSample(t *testing.T) *Documents {
@@ -29,10 +29,10 @@ func parseSample(t *testing.T) *Documents {
 	return docs
 }
 
-// The sample configuration renders every core component through the fixture charts, and the
-// node with its own profile gets its pinned nova-compute DaemonSet.
+// The sample configuration renders every core component through the real charts of its
+// release, and the node with its own profile gets its pinned nova-compute DaemonSet.
 func TestRenderSampleWithCharts(t *testing.T) {
-	comps, err := Run(parseSample(t), Options{Charts: fixtures})
+	comps, err := Run(parseSample(t), Options{Charts: realcharts.Dir(t, "2026.1.0")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +128,18 @@ func FuzzParse(f *testing.F) {
 // another version than the release's gets a warning.
 func TestRenderReportsEveryFailure(t *testing.T) {
 	docs := parseSample(t)
-	docs.Config.Spec.Release = "2025.2" // the fixture charts are 2026.1.0
+	docs.Config.Spec.Release = "2025.2" // the chart directories below are 2026.1.0
 	for _, p := range docs.Profiles {
 		if p.Components == nil {
 			p.Components = map[string]kupenstackv1.ComponentProfile{}
 		}
 		for _, name := range []string{"glance", "nova"} {
 			cp := p.Components[name]
-			cp.Values = &runtime.RawExtension{Raw: []byte(`{"pod": "not a map"}`)} // the fixture's template fails on it
+			cp.Values = &runtime.RawExtension{Raw: []byte(`{"pod": "not a map"}`)} // the chart's templates fail on it
 			p.Components[name] = cp
 		}
 	}
-	comps, err := Run(docs, Options{Charts: fixtures})
+	comps, err := Run(docs, Options{Charts: realcharts.Expand(t, "2026.1.0")})
 	if err == nil || !strings.Contains(err.Error(), "glance: rendering chart glance") || !strings.Contains(err.Error(), "nova: rendering chart nova") {
 		t.Fatalf("err = %v, want both glance's and nova's failures", err)
 	}

@@ -307,8 +307,49 @@ func (cv *ComponentValues) ForChart(chartValues, vals map[string]any) (map[strin
 			set(out, nil, path...)
 		}
 	}
+	withoutDisabledJobs(cv.Component.Chart, chartValues, out)
 	cv.ImageTags = imageTags(out)
 	return out, nil
+}
+
+// withoutDisabledJobs takes the Jobs the values turn off (manifests.job_<x>: false where the chart
+// has it on; the Job is <chart>-<x>) out of the charts' dependencies.static.*.jobs, where the
+// pods' init containers would wait for them for ever (cinder without Ceph: cinder-storage-init).
+// A list the values set themselves is theirs.
+func withoutDisabledJobs(chart string, chartValues, vals map[string]any) {
+	manifests, _ := get(chartValues, "manifests")
+	declared, _ := manifests.(map[string]any)
+	off := map[string]bool{}
+	for key, on := range declared {
+		job, ok := strings.CutPrefix(key, "job_")
+		if !ok || on != true {
+			continue
+		}
+		if v, _ := get(vals, "manifests", key); v == false {
+			off[chart+"-"+strings.ReplaceAll(job, "_", "-")] = true
+		}
+	}
+	if len(off) == 0 {
+		return
+	}
+	static, _ := get(chartValues, "dependencies", "static")
+	deps, _ := static.(map[string]any)
+	for _, name := range sortedKeys(deps) {
+		jobs, _ := get(chartValues, "dependencies", "static", name, "jobs")
+		list, _ := jobs.([]any)
+		if _, given := get(vals, "dependencies", "static", name, "jobs"); given || len(list) == 0 {
+			continue
+		}
+		kept := make([]any, 0, len(list))
+		for _, j := range list {
+			if s, _ := j.(string); !off[s] {
+				kept = append(kept, j)
+			}
+		}
+		if len(kept) != len(list) {
+			set(vals, kept, "dependencies", "static", name, "jobs")
+		}
+	}
 }
 
 // withoutIngress is what turns the chart's ingresses off, unless vals turn one of them on:

@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
@@ -109,4 +111,25 @@ func ServeAll(t testing.TB, hits *atomic.Int64) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// Expand unpacks the charts of a tag into a temporary directory of chart directories (the form
+// of a checkout of openstack-helm) and returns it; only names, if given.
+func Expand(t testing.TB, tag string, names ...string) string {
+	t.Helper()
+	src, dst := Dir(t, tag), t.TempDir()
+	archives, err := filepath.Glob(filepath.Join(src, "*-"+tag+".tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range archives {
+		name := strings.TrimSuffix(filepath.Base(a), "-"+tag+".tgz")
+		if len(names) > 0 && !slices.Contains(names, name) {
+			continue
+		}
+		if err := chartutil.ExpandFile(dst, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }

@@ -18,12 +18,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sync/atomic"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/openstack"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
 var core = []string{"mariadb", "rabbitmq", "memcached", "openvswitch", "libvirt", "keystone", "glance", "placement", "nova", "neutron"}
@@ -54,21 +56,26 @@ func componentEvents(t *testing.T, reason string) (map[string]time.Time, []strin
 	return first, notes
 }
 
-// TestCloudLifecycle deploys the whole cloud from the fixture charts on simulated nodes, then
-// changes it: a no-op, a profile change touching one component, a deleted Deployment, and a
-// release upgrade in which one component fails.
+// TestCloudLifecycle deploys the whole cloud from the real OpenStack-Helm charts (2025.1.0,
+// served over HTTP on 127.0.0.1 as one chart repository holding every tag) on simulated nodes,
+// then changes it: a no-op, a profile change touching one component, objects changed by hand,
+// an upgrade that never becomes ready, and the skip-level release upgrade 2025.1 → 2026.1 in
+// phases, in which one component fails.
 func TestCloudLifecycle(t *testing.T) {
 	env.Require(t)
 	ensureNamespace(t, profilesNS)
 	applyProfile(t, "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{})
 	applyProfile(t, "big-compute", kupenstackv1.OpenstackCloudConfigurationProfileSpec{Components: map[string]kupenstackv1.ComponentProfile{
 		"nova":    {Conf: raw(t, map[string]any{"nova": map[string]any{"DEFAULT": map[string]any{"cpu_allocation_ratio": 16}}})},
-		"libvirt": {Conf: raw(t, map[string]any{"libvirt": map[string]any{"cpu_mode": "host-passthrough"}})},
+		"libvirt": {Conf: raw(t, map[string]any{"libvirt": map[string]any{"log_level": "1"}})},
+		"neutron": {Conf: raw(t, map[string]any{"plugins": map[string]any{"openvswitch_agent": map[string]any{"ovs": map[string]any{"bridge_mappings": "physnet2:br-ex2"}}}})},
 	}})
+	var chartRequests atomic.Int64
+	repository := realcharts.ServeAll(t, &chartRequests)
 	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
 		Spec: kupenstackv1.KupenstackConfigurationSpec{
-			Release: "2025.2", Namespace: cloudNS,
-			Charts:         kupenstackv1.ChartSource{LocalPath: fixtureCharts(t)},
+			Release: "2025.1", Namespace: cloudNS,
+			Charts:         kupenstackv1.ChartSource{Repository: repository},
 			DefaultProfile: kupenstackv1.ProfileReference{Name: "default", Namespace: profilesNS},
 			Nodes: []kupenstackv1.ConfiguredNode{
 				{Name: "node-a", Type: "control"},
@@ -97,51 +104,52 @@ func TestCloudLifecycle(t *testing.T) {
 			}
 		}
 		for _, n := range core {
-			if comps[n].Status.Revision != 1 || comps[n].Status.Release != "2025.2" {
-				t.Errorf("%s: revision %d release %q, want 1 and 2025.2", n, comps[n].Status.Revision, comps[n].Status.Release)
+			if comps[n].Status.Revision != 1 || comps[n].Status.Release != "2025.1" {
+				t.Errorf("%s: revision %d release %q, want 1 and 2025.1 (one install, no repair)", n, comps[n].Status.Revision, comps[n].Status.Release)
 			}
+			if c := conditionOf(comps[n], kupenstackv1.ConditionChartVersionMatches); c.Status != metav1.ConditionTrue {
+				t.Errorf("%s: ChartVersionMatches = %+v, want True (chart 2025.1.0 for release 2025.1)", n, c)
+			}
+		}
+		if chartRequests.Load() == 0 {
+			t.Error("no request reached the chart repository")
 		}
 	})
 
-	t.Run("per-node override renders a DaemonSet pinned to the node", func(t *testing.T) {
-		var ds appsv1.DaemonSet
-		if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: "nova-compute-node-b"}, &ds); err != nil {
-			t.Fatal(err)
-		}
-		if ds.Status.NumberReady != 1 {
-			t.Errorf("nova-compute-node-b: %d pods ready, want 1 (on node-b)", ds.Status.NumberReady)
-		}
-		var def appsv1.DaemonSet
-		if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: "nova-compute-default"}, &def); err != nil {
-			t.Fatal(err)
-		}
-		if def.Status.DesiredNumberScheduled != 0 {
-			t.Errorf("nova-compute-default runs on %d nodes, want 0 (node-b has its own)", def.Status.DesiredNumberScheduled)
-		}
-
-		// libvirt takes the root form (overrides.libvirt_libvirt.labels), keyed on the hostname.
+	t.Run("per-node overrides render DaemonSets pinned to the node", func(t *testing.T) {
 		var all appsv1.DaemonSetList
 		if err := env.Client.List(env.Ctx, &all, client.InNamespace(cloudNS)); err != nil {
 			t.Fatal(err)
 		}
-		var pinned []string
-		for _, d := range all.Items {
-			if !strings.HasPrefix(d.Name, "libvirt-libvirt-") {
-				continue
-			}
-			if d.Name == "libvirt-libvirt-default" {
-				if d.Status.DesiredNumberScheduled != 0 {
-					t.Errorf("libvirt-libvirt-default runs on %d nodes, want 0 (node-b has its own)", d.Status.DesiredNumberScheduled)
+		// The real charts name a node's DaemonSet <chart>-<daemonset>-<node>-<hash> (libvirt's root
+		// form: <chart>-<daemonset>-<hash>) and the others' <...>-default[-<hash>].
+		for _, prefix := range []string{"nova-compute-", "libvirt-libvirt-", "neutron-ovs-agent-"} {
+			var pinned, defaults []string
+			for _, d := range all.Items {
+				if !strings.HasPrefix(d.Name, prefix) {
+					continue
 				}
-				continue
+				if strings.HasPrefix(d.Name, prefix+"default") {
+					defaults = append(defaults, d.Name)
+					if prefix != "neutron-ovs-agent-" && d.Status.DesiredNumberScheduled != 0 {
+						t.Errorf("%s runs on %d nodes, want 0 (node-b, the only compute node, has its own)", d.Name, d.Status.DesiredNumberScheduled)
+					}
+					continue
+				}
+				pinned = append(pinned, d.Name)
+				if d.Status.NumberReady != 1 {
+					t.Errorf("%s: %d pods ready, want 1 (on node-b)", d.Name, d.Status.NumberReady)
+				}
 			}
-			pinned = append(pinned, d.Name)
-			if d.Status.NumberReady != 1 {
-				t.Errorf("%s: %d pods ready, want 1 (on node-b)", d.Name, d.Status.NumberReady)
+			if len(pinned) != 1 || len(defaults) != 1 {
+				t.Errorf("%s*: pinned %v and default %v, want one each", prefix, pinned, defaults)
 			}
 		}
-		if len(pinned) != 1 {
-			t.Errorf("libvirt DaemonSets pinned to a node: %v, want one for node-b", pinned)
+		// node-a (control) runs the default OVS agent; node-b its own.
+		for _, d := range all.Items {
+			if strings.HasPrefix(d.Name, "neutron-ovs-agent-default") && d.Status.NumberReady != 1 {
+				t.Errorf("%s: %d pods ready, want 1 (on node-a)", d.Name, d.Status.NumberReady)
+			}
 		}
 	})
 
@@ -155,13 +163,25 @@ func TestCloudLifecycle(t *testing.T) {
 		if len(root) < 24 || len(admin) < 24 {
 			t.Fatalf("passwords too short: %d, %d", len(root), len(admin))
 		}
-		for _, chart := range []string{"mariadb", "keystone", "nova"} {
-			var etc corev1.Secret
-			if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: chart + "-etc"}, &etc); err != nil {
+		// Where each chart writes the root password, and nova's three databases share nova's.
+		for name, key := range map[string]string{"mariadb-secrets": "admin_user.cnf", "keystone-db-admin": "DB_CONNECTION",
+			"nova-db-cell0-admin": "DB_CONNECTION", "nova-db-api-admin": "DB_CONNECTION"} {
+			var sec corev1.Secret
+			if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: name}, &sec); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(etc.Data["endpoints.json"]), root) {
-				t.Errorf("chart %s does not get the database root password", chart)
+			if !strings.Contains(string(sec.Data[key]), root) {
+				t.Errorf("Secret %s key %s does not hold the database root password", name, key)
+			}
+		}
+		nova := string(s.Data["database-nova"])
+		for _, name := range []string{"nova-db-user", "nova-db-api-user", "nova-db-cell0-user"} {
+			var sec corev1.Secret
+			if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: name}, &sec); err != nil {
+				t.Fatal(err)
+			}
+			if len(nova) < 24 || !strings.Contains(string(sec.Data["DB_CONNECTION"]), ":"+nova+"@") {
+				t.Errorf("Secret %s does not connect with nova's generated password", name)
 			}
 		}
 		var published corev1.Secret
@@ -263,17 +283,17 @@ func TestCloudLifecycle(t *testing.T) {
 
 	t.Run("a configuration Secret edited by hand is restored", func(t *testing.T) {
 		key := types.NamespacedName{Namespace: cloudNS, Name: "glance-etc"}
-		want := editSecret(t, key, "config.json", `{"glance":{"DEFAULT":{"debug":true}}}`)
+		want := editSecret(t, key, "glance-api.conf", "[DEFAULT]\ndebug = true\n")
 		eventually(t, 2*time.Minute, func() error {
-			if !hasEvent(t, "glance", "DriftRepaired", "Secret glance-etc: data.config.json changed") {
+			if !hasEvent(t, "glance", "DriftRepaired", "Secret glance-etc: data.glance-api.conf changed") {
 				return fmt.Errorf("no DriftRepaired event naming the Secret's changed key")
 			}
 			var s corev1.Secret
 			if err := env.Client.Get(env.Ctx, key, &s); err != nil {
 				return err
 			}
-			if string(s.Data["config.json"]) != want {
-				return fmt.Errorf("glance-etc config.json = %s, want %s", s.Data["config.json"], want)
+			if string(s.Data["glance-api.conf"]) != want {
+				return fmt.Errorf("glance-etc glance-api.conf not restored")
 			}
 			if g := components(t)["glance"]; !ready(g) {
 				return fmt.Errorf("glance not ready again: %s", g.Status.Phase)
@@ -283,11 +303,11 @@ func TestCloudLifecycle(t *testing.T) {
 	})
 
 	t.Run("a repair that does not hold is not repeated every pass", func(t *testing.T) {
-		// Something else keeps rewriting the Secret: KupenStack restores it a few times, then says
-		// so instead of adding a revision per pass.
-		key := types.NamespacedName{Namespace: cloudNS, Name: "memcached-etc"}
+		// Something else keeps rewriting the ConfigMap: KupenStack restores it a few times, then
+		// says so instead of adding a revision per pass.
+		key := types.NamespacedName{Namespace: cloudNS, Name: "memcached-memcached-bin"}
 		before := components(t)["memcached"].Status.Revision
-		const fought = `{"changed":"by another tool"}`
+		const fought = "#!/bin/sh\n# changed by another tool\n"
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
@@ -298,13 +318,13 @@ func TestCloudLifecycle(t *testing.T) {
 					return
 				case <-time.After(300 * time.Millisecond):
 				}
-				var s corev1.Secret
-				if env.Client.Get(env.Ctx, key, &s) != nil || string(s.Data["config.json"]) == fought {
+				var cm corev1.ConfigMap
+				if env.Client.Get(env.Ctx, key, &cm) != nil || cm.Data["memcached.sh"] == fought {
 					continue
 				}
-				patch := client.MergeFrom(s.DeepCopy())
-				s.Data["config.json"] = []byte(fought)
-				_ = env.Client.Patch(env.Ctx, &s, patch)
+				patch := client.MergeFrom(cm.DeepCopy())
+				cm.Data["memcached.sh"] = fought
+				_ = env.Client.Patch(env.Ctx, &cm, patch)
 			}
 		}()
 		eventually(t, 2*time.Minute, func() error {
@@ -420,7 +440,7 @@ func TestCloudLifecycle(t *testing.T) {
 		eventually(t, 3*time.Minute, func() error {
 			cs := components(t)
 			for _, n := range []string{"mariadb", "rabbitmq", "memcached", "openvswitch", "keystone", "placement"} {
-				if cs[n].Status.Release != "2026.1" || !ready(cs[n]) {
+				if cs[n].Status.Release != "2026.1" || !ready(cs[n]) || cs[n].Status.ChartVersion != "2026.1.0" {
 					return fmt.Errorf("%s: release %q phase %s, want 2026.1 and Ready", n, cs[n].Status.Release, cs[n].Status.Phase)
 				}
 			}
@@ -430,21 +450,21 @@ func TestCloudLifecycle(t *testing.T) {
 			return nil
 		})
 		cs := components(t)
-		for _, n := range []string{"nova", "neutron"} {
-			if cs[n].Status.Release != "2025.2" || cs[n].Status.Revision != before[n] {
+		for _, n := range []string{"nova", "neutron", "libvirt"} {
+			if cs[n].Status.Release != "2025.1" || cs[n].Status.Revision != before[n] {
 				t.Errorf("%s went ahead of a failed phase: release %q revision %d", n, cs[n].Status.Release, cs[n].Status.Revision)
 			}
 		}
-		if cs["glance"].Status.Release != "2025.2" {
-			t.Errorf("glance release %q, want the rolled-back 2025.2", cs["glance"].Status.Release)
+		if cs["glance"].Status.Release != "2025.1" {
+			t.Errorf("glance release %q, want the rolled-back 2025.1", cs["glance"].Status.Release)
 		}
 
 		// Fixing the profile lets the upgrade finish.
 		applyProfile(t, "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{})
 		eventually(t, 3*time.Minute, func() error {
 			for n, c := range components(t) {
-				if c.Status.Release != "2026.1" || !ready(c) {
-					return fmt.Errorf("%s: release %q phase %s", n, c.Status.Release, c.Status.Phase)
+				if c.Status.Release != "2026.1" || !ready(c) || c.Status.ChartVersion != "2026.1.0" {
+					return fmt.Errorf("%s: release %q chart %s phase %s", n, c.Status.Release, c.Status.ChartVersion, c.Status.Phase)
 				}
 			}
 			return nil
@@ -476,7 +496,7 @@ func TestCloudLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		// horizon: a crash right after Helm recorded the first install.
-		ch, err := (&helm.ChartLoader{}).Load(helm.Source{LocalPath: fixtureCharts(t)}, "horizon", "")
+		ch, err := (&helm.ChartLoader{CacheDir: t.TempDir()}).Load(helm.Source{Repository: repository}, "horizon", "2026.1.0")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -164,10 +164,18 @@ operator() {
   operator_running
 }
 
-# cloud: the life-cycle samples with the fixture charts of this checkout; Ready once every
-# component's Helm release is installed and its (simulated) workloads are ready.
+# cloud: the life-cycle samples with the real OpenStack-Helm charts of the sample's release
+# (OSH_CHARTS: a directory of packaged charts, by default ../shared/openstack-helm/2026.1.0 beside
+# the checkout; without it, the checkout's fixture charts stand in); Ready once every component's
+# Helm release is installed and its (simulated) workloads are ready.
 cloud() {
-  sed "s|^\(\s*localPath:\).*|\1 $ROOT/test/fixtures/charts|" "$ROOT/config/samples/quickstart/cloud.yaml" |
+  local charts=${OSH_CHARTS:-$ROOT/../shared/openstack-helm/2026.1.0}
+  if [[ ! -f $charts/index.yaml ]]; then
+    echo "no OpenStack-Helm chart repository at $charts: using the fixture charts" >&2
+    charts=$ROOT/test/fixtures/charts
+  fi
+  charts=$(cd "$charts" && pwd)
+  sed "s|^\(\s*localPath:\).*|\1 $charts|" "$ROOT/config/samples/quickstart/cloud.yaml" |
     kubectl apply --server-side -f -
   kubectl wait --for condition=Ready --timeout "$WAIT_TIMEOUT" ksconfig/kupenstack
   kubectl get ksconfig,osnode,oscomp

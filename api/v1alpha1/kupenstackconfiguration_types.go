@@ -83,7 +83,8 @@ type ChartSource struct {
 	OCI string `json:"oci,omitempty"`
 
 	// LocalPath is an absolute directory on the operator's file system holding one directory per
-	// chart (e.g. a checkout of openstack-helm mounted into the operator's pod).
+	// chart (e.g. a checkout of openstack-helm mounted into the operator's pod), or packaged
+	// charts as a chart repository keeps them (<chart>-<version>.tgz).
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="localPath must be an absolute path"
 	// +optional
@@ -105,7 +106,10 @@ type KupenstackConfigurationSpec struct {
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
-	// Charts is where the charts come from.
+	// Charts is where the charts come from; by default the official OpenStack-Helm chart
+	// repository.
+	// +kubebuilder:default={repository: "https://tarballs.opendev.org/openstack/openstack-helm"}
+	// +optional
 	Charts ChartSource `json:"charts"`
 
 	// DefaultProfile configures every component on every node.

@@ -85,6 +85,17 @@ func TestLCMCreateValidation(t *testing.T) {
 	}
 }
 
+// A configuration that names no chart source gets the official OpenStack-Helm chart repository.
+func TestChartSourceDefault(t *testing.T) {
+	obj := decodeLCM(t, "KupenstackConfiguration", "kupenstack", "  release: '2026.1'\n  defaultProfile: {name: default, namespace: openstack}\n")
+	if err := env.Client.Create(env.Ctx, obj, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "charts", "repository"); got != "https://tarballs.opendev.org/openstack/openstack-helm" {
+		t.Errorf("spec.charts.repository defaulted to %q, want the official OpenStack-Helm repository", got)
+	}
+}
+
 // TestOneKupenstackConfiguration: with a configuration in place, a second one cannot be created
 // under any name.
 func TestOneKupenstackConfiguration(t *testing.T) {

@@ -1,6 +1,8 @@
 package lcm
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,6 +45,24 @@ type NodeReconciler struct {
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstacknodes/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
 
+// componentsBeingRemoved says whether the configuration is gone (or going) while components
+// remain, which are being uninstalled.
+func (r *NodeReconciler) componentsBeingRemoved(ctx context.Context) (bool, error) {
+	var cfg kupenstackv1.KupenstackConfiguration
+	err := r.Client.Get(ctx, configKey, &cfg)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	if err == nil && cfg.DeletionTimestamp.IsZero() {
+		return false, nil // a node leaving a cloud that stays
+	}
+	var comps kupenstackv1.OpenstackComponentList
+	if err := r.Client.List(ctx, &comps); err != nil {
+		return false, err
+	}
+	return len(comps.Items) > 0, nil
+}
+
 // Reconcile labels the node and writes the OpenstackNode's status.
 func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var on kupenstackv1.OpenstackNode
@@ -52,6 +72,12 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !on.DeletionTimestamp.IsZero() {
 		if !controllerutil.ContainsFinalizer(&on, NodeFinalizer) {
 			return ctrl.Result{}, nil
+		}
+		// When the whole cloud goes, the nodes keep their labels until every component is
+		// uninstalled: a chart's pre-delete hook (keystone's credential cleanup) runs on the
+		// labelled nodes, and would wait for ever for a node to run on.
+		if wait, err := r.componentsBeingRemoved(ctx); err != nil || wait {
+			return ctrl.Result{RequeueAfter: 2 * time.Second}, err
 		}
 		if _, _, err := r.syncLabels(ctx, &on, nil); err != nil {
 			return ctrl.Result{}, err

@@ -15,9 +15,9 @@ AIO_STATE_DIR ?= /var/lib/kupenstack/openstack-aio
 export AIO_STATE_DIR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
-# make render: the sample cloud through the fixture charts unless told otherwise.
+# make render: the sample cloud through the real OpenStack-Helm charts of its release (beside the checkout) unless told otherwise.
 RENDER_FILES ?= config/samples/lcm/cloud.yaml
-RENDER_CHARTS ?= test/fixtures/charts
+RENDER_CHARTS ?= ../shared/openstack-helm/2026.1.0
 # The environment every real test needs: the envtest binaries and the all-in-one cloud.
 TEST_ENV := KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) OS_CLIENT_CONFIG_FILE=$(AIO_STATE_DIR)/clouds.yaml OS_CLOUD=aio \
 	KUPENSTACK_NOTIFICATIONS_URL=amqp://guest:guest@127.0.0.1:5672/

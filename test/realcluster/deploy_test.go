@@ -44,12 +44,16 @@ const (
 // firstCloud: the components deployed, all from the project's Debian-built images.
 var firstCloud = []string{"mariadb", "rabbitmq", "memcached", "keystone"}
 
-// oneNodeValues are the reference's one-node fixes the life-cycle does not already make
-// (docs/lcm.md: replicas, storage, ingress and pull policy are its own): MariaDB's controller
-// Deployment needs pykube, which Debian does not package, and only elects a primary among
-// replicas; with one replica it has nothing to do.
+// oneNodeValues are the fixes the life-cycle does not already make (docs/lcm.md: replicas,
+// storage, ingress and pull policy are its own). MariaDB's controller Deployment needs pykube,
+// which Debian does not package, and only elects a primary among replicas: with one replica it
+// has nothing to do. Debian's RabbitMQ is 4.0, which rejects the classic mirroring settings
+// (ha-mode, ha-sync-mode) of keystone's default policy, so its rabbit-init Job failed: the
+// policy keeps its message TTL only.
 var oneNodeValues = map[string]string{
 	"mariadb": `{"manifests": {"deployment_controller": false}}`,
+	"keystone": `{"conf": {"rabbitmq": {"policies": [{"vhost": "keystone", "name": "ttl_keystone",
+		"definition": {"message-ttl": 70000}, "priority": 0, "apply-to": "all", "pattern": "^(?!(amq\\.|reply_)).*"}]}}}`,
 }
 
 // TestFirstDeployment: the operator, running as its chart's pod, deploys MariaDB, RabbitMQ,

@@ -163,9 +163,9 @@ real-cluster-down: ## Stop what real-cluster-up started and leave the host as fo
 	TOOLS=$(ENVTEST_ASSETS) hack/real-cluster.sh down
 
 .PHONY: test-real-cluster
-test-real-cluster: ## Test the real cluster (not part of test; changes the host while it runs): pods, Services, DNS, isolation, host left as found.
+test-real-cluster: ## Test the real cluster (not part of test; changes the host while it runs): pods, Services, DNS, isolation, host left as found; the operator's image and chart; the first deployment (RUN=TestFirstDeployment for one).
 	hack/install-test-tools.sh node
-	KUPENSTACK_REAL_CLUSTER=1 go test -count=1 -v -timeout 30m ./test/realcluster/
+	KUPENSTACK_REAL_CLUSTER=1 go test -count=1 -v -timeout 90m $(if $(RUN),-run '$(RUN)') ./test/realcluster/
 
 .PHONY: clean
 clean: ## Remove bin/ (the built tools stay cached in ~/.cache/kupenstack).

@@ -92,6 +92,7 @@ type ChartSource struct {
 }
 
 // KupenstackConfigurationSpec is the OpenStack cloud KupenStack deploys on this cluster.
+// +kubebuilder:validation:XValidation:rule="!has(self.components) || !has(self.optionalComponents)",message="set components (the whole list) or optionalComponents (added to the core ones), not both"
 type KupenstackConfigurationSpec struct {
 	// Release is the OpenStack release to run, e.g. 2026.1. The operator knows which chart
 	// versions and image tags make up each release it supports; another release makes the
@@ -122,6 +123,18 @@ type KupenstackConfigurationSpec struct {
 	// +listMapKey=name
 	// +optional
 	Nodes []ConfiguredNode `json:"nodes,omitempty"`
+
+	// Components, when set, is the whole list of components to deploy, core or optional, in
+	// place of the core ones plus optionalComponents: e.g. [mariadb, rabbitmq, memcached,
+	// keystone] for an identity service alone. A component's install dependencies must be
+	// listed too (keystone needs mariadb, rabbitmq and memcached; see docs/lcm.md), else the
+	// configuration is Degraded. Deployed components left out are removed.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=12
+	// +kubebuilder:validation:items:Enum=mariadb;rabbitmq;memcached;keystone;glance;cinder;placement;nova;neutron;openvswitch;libvirt;horizon
+	// +listType=set
+	// +optional
+	Components []string `json:"components,omitempty"`
 
 	// OptionalComponents to deploy besides the core ones (mariadb, rabbitmq, memcached,
 	// keystone, glance, placement, nova, neutron, openvswitch, libvirt).

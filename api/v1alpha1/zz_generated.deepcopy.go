@@ -937,6 +937,11 @@ func (in *KupenstackConfigurationSpec) DeepCopyInto(out *KupenstackConfiguration
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Components != nil {
+		in, out := &in.Components, &out.Components
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.OptionalComponents != nil {
 		in, out := &in.OptionalComponents, &out.OptionalComponents
 		*out = make([]string, len(*in))

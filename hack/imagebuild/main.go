@@ -132,7 +132,7 @@ func lookup(b *imagebuild.Builder, r *imagebuild.Recipe) (*imagebuild.Record, er
 	if err != nil {
 		return nil, err
 	}
-	rec, err := b.Cache.Lookup(r.Name, b.Release.Suite, key)
+	rec, err := b.Cache.Lookup(r.Name, imagebuild.Suite(r, b.Release), key)
 	if err == nil && rec == nil {
 		err = fmt.Errorf("%s is not built for release %s (key %s): run hack/images.sh build %s", r.Name, b.Release.Release, key, r.Name)
 	}
@@ -151,7 +151,7 @@ func build(ctx context.Context, b *imagebuild.Builder, recipes map[string]*image
 		r := recipes[n]
 		if force {
 			if key, err := imagebuild.Key(b.RepoRoot, r, b.Release); err == nil {
-				os.Remove(filepath.Join(b.Cache.Dir, fmt.Sprintf("%s-%s-%s.json", n, b.Release.Suite, key)))
+				os.Remove(filepath.Join(b.Cache.Dir, fmt.Sprintf("%s-%s-%s.json", n, imagebuild.Suite(r, b.Release), key)))
 			}
 		}
 		start := time.Now()
@@ -195,7 +195,7 @@ func list(b *imagebuild.Builder, recipes map[string]*imagebuild.Recipe, rel *ima
 		if err != nil {
 			return err
 		}
-		rec, err := b.Cache.Lookup(n, rel.Suite, key)
+		rec, err := b.Cache.Lookup(n, imagebuild.Suite(recipes[n], rel), key)
 		if err != nil {
 			return err
 		}

@@ -90,7 +90,8 @@ func (b *Builder) Build(ctx context.Context, r *Recipe) (*Record, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if rec, err := b.Cache.Lookup(r.Name, b.Release.Suite, key); err != nil || rec != nil {
+	suite := Suite(r, b.Release)
+	if rec, err := b.Cache.Lookup(r.Name, suite, key); err != nil || rec != nil {
 		return rec, true, err
 	}
 	if err := os.MkdirAll(b.Cache.Dir, 0o755); err != nil {
@@ -103,18 +104,25 @@ func (b *Builder) Build(ctx context.Context, r *Recipe) (*Record, bool, error) {
 	defer os.RemoveAll(work)
 
 	start := time.Now()
-	rootfs := filepath.Join(work, "rootfs.tar")
 	pkgList := filepath.Join(work, "packages.txt")
-	if err := b.mmdebstrap(ctx, r, work, rootfs, pkgList); err != nil {
-		return nil, false, err
+	var layer string
+	var rootfsBytes int64
+	if r.Go != nil {
+		if layer, rootfsBytes, err = b.buildGo(ctx, r, work); err != nil {
+			return nil, false, err
+		}
+	} else {
+		rootfs := filepath.Join(work, "rootfs.tar")
+		if err := b.mmdebstrap(ctx, r, work, rootfs, pkgList); err != nil {
+			return nil, false, err
+		}
+		layer = filepath.Join(work, "layer.tar.gz")
+		if rootfsBytes, err = writeLayer(rootfs, layer); err != nil {
+			return nil, false, fmt.Errorf("layer: %w", err)
+		}
 	}
-	layer := filepath.Join(work, "layer.tar.gz")
-	rootfsBytes, err := writeLayer(rootfs, layer)
-	if err != nil {
-		return nil, false, fmt.Errorf("layer: %w", err)
-	}
-	rec := &Record{Name: r.Name, Ref: b.Release.Ref(r.Name), Suite: b.Release.Suite, Key: key, RootfsBytes: rootfsBytes}
-	base := b.Cache.base(r.Name, b.Release.Suite, key)
+	rec := &Record{Name: r.Name, Ref: b.Release.Ref(r.Name), Suite: suite, Key: key, RootfsBytes: rootfsBytes}
+	base := b.Cache.base(r.Name, suite, key)
 	rec.Archive = base + ".tar"
 	tmpArchive := filepath.Join(work, "image.tar")
 	if err := WriteArchive(tmpArchive, layer, rec.Ref, r.Config); err != nil {
@@ -146,15 +154,15 @@ func (b *Builder) Build(ctx context.Context, r *Recipe) (*Record, bool, error) {
 	if err := os.WriteFile(base+".json", append(data, '\n'), 0o644); err != nil {
 		return nil, false, err
 	}
-	b.prune(r.Name, key)
+	b.prune(r.Name, suite, key)
 	return rec, false, nil
 }
 
 // prune removes the older archives of the same image and suite.
-func (b *Builder) prune(name, key string) {
-	old, _ := filepath.Glob(b.Cache.base(name, b.Release.Suite, "*"))
+func (b *Builder) prune(name, suite, key string) {
+	old, _ := filepath.Glob(b.Cache.base(name, suite, "*"))
 	for _, f := range old {
-		if !strings.HasPrefix(filepath.Base(f), filepath.Base(b.Cache.base(name, b.Release.Suite, key))) {
+		if !strings.HasPrefix(filepath.Base(f), filepath.Base(b.Cache.base(name, suite, key))) {
 			os.Remove(f)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -96,6 +97,8 @@ func tarDir(dir, out string) error {
 			h.Name += "/"
 		}
 		h.Uid, h.Gid, h.Uname, h.Gname = 0, 0, "", ""
+		// The same image gives the same archive, byte for byte.
+		h.ModTime, h.AccessTime, h.ChangeTime = epoch, time.Time{}, time.Time{}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}

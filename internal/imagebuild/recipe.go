@@ -5,6 +5,7 @@
 package imagebuild
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -23,7 +24,8 @@ import (
 const RecipeFile = "image.yaml"
 
 // Recipe is one image: Debian packages, service users at the charts' fixed UIDs, extra files
-// (the recipe's files/ directory, copied onto /), a final shell step and the image config.
+// (the recipe's files/ directory, copied onto /), a final shell step and the image config; or,
+// with go set, a static Go program of this repository on no base at all (see GoBinary).
 type Recipe struct {
 	// Name is the directory name; it is also the last path element of the image's repository.
 	Name string `json:"-"`
@@ -31,6 +33,12 @@ type Recipe struct {
 	Dir string `json:"-"`
 
 	Description string `json:"description"`
+	// Go builds the image from a Go package of this repository instead of Debian packages;
+	// packages, suitePackages, users, customize, files/ and smoke must then be empty.
+	Go *GoBinary `json:"go,omitempty"`
+	// Ref is the image's reference when it belongs to no release set (the operator's own image);
+	// a release's images entry takes precedence.
+	Ref string `json:"ref,omitempty"`
 	// Packages are installed with apt on top of the minbase variant.
 	Packages []string `json:"packages"`
 	// SuitePackages are added to Packages on one suite only (a package renamed between suites).
@@ -83,6 +91,18 @@ func LoadRecipe(dir string) (*Recipe, error) {
 func (r *Recipe) validate() error {
 	if !namePattern.MatchString(r.Name) {
 		return fmt.Errorf("recipe name %q: want lower-case letters, digits and dashes", r.Name)
+	}
+	if r.Ref != "" && !refPattern.MatchString(r.Ref) {
+		return fmt.Errorf("ref %q is not a registry/path:tag reference", r.Ref)
+	}
+	if r.Go != nil {
+		if len(r.Packages) > 0 || len(r.SuitePackages) > 0 || len(r.Users) > 0 || r.Customize != "" || r.Smoke != "" {
+			return fmt.Errorf("a go recipe has no packages, suitePackages, users, customize or smoke (go.smokeArgs is its smoke test)")
+		}
+		if _, err := os.Stat(r.FilesDir()); err == nil {
+			return fmt.Errorf("a go recipe has no files/ directory")
+		}
+		return r.Go.validate()
 	}
 	if len(r.Packages) == 0 {
 		return fmt.Errorf("no packages")
@@ -176,9 +196,20 @@ func HashTree(h io.Writer, dir string, keep func(rel string) bool) error {
 // either makes every image stale.
 var BuilderSource = []string{"internal/imagebuild", "hack/imagebuild"}
 
-// Key is the cache key of recipe r built for rel: a hash of the recipe directory, the builder's
+// Suite is the suite recipe r is built from in rel: rel's, or GoSuite for a Go recipe.
+func Suite(r *Recipe, rel *Release) string {
+	if r.Go != nil {
+		return GoSuite
+	}
+	return rel.Suite
+}
+
+// Key is the cache key of recipe r built for rel (a Go recipe: see goKey): a hash of the recipe directory, the builder's
 // source under repoRoot and the suite, shortened to 16 hex digits.
 func Key(repoRoot string, r *Recipe, rel *Release) (string, error) {
+	if r.Go != nil {
+		return goKey(context.Background(), repoRoot, r, rel.Ref(r.Name))
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "suite %s\nmirror %s\ntag %s\nrepository %s\n", rel.Suite, rel.Mirror, rel.Tag, rel.Repository(r.Name))
 	if err := HashTree(h, r.Dir, nil); err != nil {

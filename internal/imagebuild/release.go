@@ -32,6 +32,8 @@ type Release struct {
 	Mirror string `json:"-"`
 	Tag    string `json:"-"`
 	Path   string `json:"-"`
+	// standalone are the refs of recipes outside the set (Recipe.Ref), by name.
+	standalone map[string]string
 }
 
 var refPattern = regexp.MustCompile(`^[a-z0-9.-]+(/[a-z0-9._-]+)+:[A-Za-z0-9._-]+$`)
@@ -67,6 +69,12 @@ func (rel *Release) complete(recipes map[string]*Recipe) error {
 		rel.Mirror = f[1]
 	}
 	refs := map[string]bool{}
+	rel.standalone = map[string]string{}
+	for name, r := range recipes {
+		if _, inSet := rel.Images[name]; !inSet && r.Ref != "" {
+			rel.standalone[name] = r.Ref
+		}
+	}
 	for _, name := range sortedKeys(rel.Images) {
 		ref := rel.Images[name]
 		if _, ok := recipes[name]; !ok {
@@ -96,8 +104,14 @@ func (rel *Release) complete(recipes map[string]*Recipe) error {
 	return nil
 }
 
-// Ref is the reference of recipe name in this set.
-func (rel *Release) Ref(name string) string { return rel.Images[name] }
+// Ref is the reference of recipe name in this set, or its own reference (Recipe.Ref) when it
+// belongs to no set.
+func (rel *Release) Ref(name string) string {
+	if ref, ok := rel.Images[name]; ok {
+		return ref
+	}
+	return rel.standalone[name]
+}
 
 // Repository is Ref without its tag.
 func (rel *Release) Repository(name string) string {

@@ -48,6 +48,9 @@ func Smoke(ctx context.Context, r *Recipe, archive, work string, log io.Writer) 
 	if err := Unpack(ctx, mutate.Extract(img), rootfs); err != nil {
 		return err
 	}
+	if r.Go != nil {
+		return smokeGo(ctx, r, rootfs, log)
+	}
 	if err := prepareRootfs(rootfs, r.Smoke); err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func TestImagesSmoke(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec, err := cache.Lookup(name, rel.Suite, key)
+				rec, err := cache.Lookup(name, imagebuild.Suite(r, rel), key)
 				if err != nil {
 					t.Fatal(err)
 				}

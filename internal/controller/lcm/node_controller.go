@@ -153,7 +153,7 @@ func (r *NodeReconciler) desired(ctx context.Context, on *kupenstackv1.Openstack
 		}
 		node.Profile = &p.Spec
 	}
-	nv, err := values.RenderNode(cfg.Spec.OptionalComponents, node)
+	nv, err := values.RenderNode(cfg.Spec.Components, cfg.Spec.OptionalComponents, node)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -64,7 +64,7 @@ func Input(cfg *kupenstackv1.KupenstackConfiguration, lookup ProfileLookup) (*va
 	if err != nil {
 		return nil, err
 	}
-	in := &values.Input{Release: cfg.Spec.Release, OptionalComponents: cfg.Spec.OptionalComponents, Profile: def}
+	in := &values.Input{Release: cfg.Spec.Release, Components: cfg.Spec.Components, OptionalComponents: cfg.Spec.OptionalComponents, Profile: def}
 	for _, n := range cfg.Spec.Nodes {
 		node := values.Node{Name: n.Name, Roles: n.NodeRoles(), Disabled: n.Disabled}
 		if n.Profile != nil {

@@ -90,6 +90,7 @@ func (l *ChartLoader) Load(src Source, name, version string) (*chart.Chart, erro
 
 // download fetches the chart's archive into the cache directory and returns its path.
 func (l *ChartLoader) download(src Source, name, version string) (string, error) {
+	helmHomes(l.CacheDir)
 	settings := cli.New()
 	settings.RepositoryCache = filepath.Join(l.CacheDir, "repository")
 	settings.RepositoryConfig = filepath.Join(l.CacheDir, "repositories.yaml")
@@ -118,6 +119,23 @@ func (l *ChartLoader) download(src Source, name, version string) (string, error)
 		return "", fmt.Errorf("chart %s %s from %s: %w", name, version, src, err)
 	}
 	return path, nil
+}
+
+// helmHomes points Helm's cache, configuration and data directories under cacheDir, unless the
+// environment sets them. Helm reads a repository's index from its own cache directory
+// (helmpath.CachePath: $HELM_CACHE_HOME, else $XDG_CACHE_HOME/helm or $HOME/.cache/helm) whatever
+// settings.RepositoryCache says (repo.FindChartInAuthAndTLSAndPassRepoURL), and in the operator's
+// pod $HOME is on a read-only root file system: every download from a repository failed there
+// ("open /home/nonroot/.cache/helm/repository/...-index.yaml: no such file or directory").
+// Called with l.mu held: downloads never race on the environment.
+func helmHomes(cacheDir string) {
+	for _, v := range []struct{ env, dir string }{
+		{"HELM_CACHE_HOME", "cache"}, {"HELM_CONFIG_HOME", "config"}, {"HELM_DATA_HOME", "data"},
+	} {
+		if os.Getenv(v.env) == "" {
+			os.Setenv(v.env, filepath.Join(cacheDir, "helm", v.dir))
+		}
+	}
 }
 
 // loadPackaged loads <dir>/<name>-<version>.tgz; with no version, the only packaged version of

@@ -96,6 +96,11 @@ func TestRealChartsLoadLocalAndRemote(t *testing.T) {
 		"glance", "cinder", "placement", "nova", "neutron", "horizon"}
 	for _, tag := range realcharts.Tags {
 		t.Run(tag, func(t *testing.T) {
+			// As in the operator's pod: no writable home, no Helm directories set.
+			t.Setenv("HOME", "/proc/kupenstack-no-home")
+			for _, v := range []string{"HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+				t.Setenv(v, "")
+			}
 			var hits atomic.Int64
 			url := realcharts.Serve(t, tag, &hits)
 			l := &ChartLoader{CacheDir: t.TempDir()}

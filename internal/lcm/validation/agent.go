@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -85,10 +86,11 @@ var configKey = types.NamespacedName{Name: kupenstackv1.KupenstackConfigurationN
 // Round probes every service once and reports the verdicts.
 func (a *Agent) Round(ctx context.Context) []Result {
 	cfg := a.configuration(ctx)
-	expected := map[string]bool{}
+	var expected map[string]bool // an existing cloud: the core services
 	if cfg != nil {
-		for _, c := range cfg.Spec.OptionalComponents {
-			expected[c] = true
+		expected = map[string]bool{}
+		for _, c := range values.Selected(cfg.Spec.Components, cfg.Spec.OptionalComponents) {
+			expected[c.Name] = true
 		}
 	}
 	timeout := a.Timeout

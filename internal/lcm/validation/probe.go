@@ -121,14 +121,15 @@ type Result struct {
 // Counted says whether the result takes part in the ServicesHealthy verdict.
 func (r Result) Counted() bool { return r.Reason != ReasonNotDeployed }
 
-// ProbeAll probes every service at once, each within timeout; optional services are expected
-// when expected names them. The results are in the order of Services.
+// ProbeAll probes every service at once, each within timeout. With expected nil, the core
+// services are expected; otherwise the services expected names (a configuration's components).
+// The results are in the order of Services.
 func ProbeAll(ctx context.Context, clients *openstack.Clients, timeout time.Duration, expected map[string]bool) []Result {
 	results := make([]Result, len(Services))
 	var wg sync.WaitGroup
 	for i, s := range Services {
 		wg.Go(func() {
-			results[i] = Probe(ctx, clients, s, timeout, !s.Optional || expected[s.Name])
+			results[i] = Probe(ctx, clients, s, timeout, (expected == nil && !s.Optional) || expected[s.Name])
 		})
 	}
 	wg.Wait()

@@ -185,7 +185,11 @@ func TestProbeClassification(t *testing.T) {
 		{name: "optional service missing, not expected", faults: map[string]fault{"block-storage": notInCatalog},
 			want: map[string]string{"cinder": ReasonNotDeployed}},
 		{name: "optional service missing, expected", faults: map[string]fault{"block-storage": notInCatalog},
-			expected: map[string]bool{"cinder": true}, want: map[string]string{"cinder": ReasonNotInCatalog}},
+			expected: map[string]bool{"keystone": true, "nova": true, "glance": true, "placement": true, "neutron": true, "cinder": true},
+			want:     map[string]string{"cinder": ReasonNotInCatalog}},
+		{name: "core service missing, not in the configuration's components", faults: map[string]fault{"compute": notInCatalog},
+			expected: map[string]bool{"keystone": true, "glance": true, "placement": true, "neutron": true},
+			want:     map[string]string{"nova": ReasonNotDeployed}},
 		{name: "optional service deployed, not expected, failing", faults: map[string]fault{"block-storage": status503},
 			want: map[string]string{"cinder": ReasonUnavailable}},
 		{name: "keystone refuses the credentials", keystone: status401, want: map[string]string{

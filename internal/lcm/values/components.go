@@ -252,11 +252,41 @@ func Enabled(optional []string) []Component {
 	return out
 }
 
+// Selected are the components a configuration deploys: exactly components when it is set
+// (spec.components), else the core ones plus the optional ones listed (Enabled). Unknown names
+// are left out (the CRD admits none).
+func Selected(components, optional []string) []Component {
+	if len(components) == 0 {
+		return Enabled(optional)
+	}
+	on := map[string]bool{}
+	for _, c := range components {
+		on[c] = true
+	}
+	var out []Component
+	for _, c := range Components {
+		if on[c.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // checkDAG verifies that every dependency exists and comes earlier in Components (so the slice
 // order is an install order and there is no cycle).
+// A dependency (or a component it waits for at run time) that exists but is not selected is
+// a configuration error: spec.components left it out.
 func checkDAG(components []Component) error {
-	seen := map[string]bool{}
+	seen, selected := map[string]bool{}, map[string]bool{}
 	for _, c := range components {
+		selected[c.Name] = true
+	}
+	for _, c := range components {
+		for _, d := range append(append([]string(nil), c.DependsOn...), c.WaitsFor...) {
+			if !selected[d] && known(d) {
+				return fmt.Errorf("component %s needs %s, which is not deployed: list it in spec.components too", c.Name, d)
+			}
+		}
 		for _, d := range c.DependsOn {
 			if !seen[d] {
 				return fmt.Errorf("component %s depends on %s, which is unknown or comes later", c.Name, d)
@@ -265,6 +295,16 @@ func checkDAG(components []Component) error {
 		seen[c.Name] = true
 	}
 	return nil
+}
+
+// known says whether name is one of Components.
+func known(name string) bool {
+	for _, c := range Components {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // runsOn says whether the component has pods on a node carrying labels.

@@ -21,7 +21,9 @@ type Node struct {
 
 // Input is everything that decides the values.
 type Input struct {
-	Release            string
+	Release string
+	// Components (spec.components) and OptionalComponents: see Selected.
+	Components         []string
 	OptionalComponents []string
 	// Profile is the default profile (nil: release defaults only).
 	Profile *kupenstackv1.OpenstackCloudConfigurationProfileSpec
@@ -92,7 +94,7 @@ func Render(in Input) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	components := Enabled(in.OptionalComponents)
+	components := Selected(in.Components, in.OptionalComponents)
 	if err := checkDAG(components); err != nil {
 		return nil, err
 	}
@@ -613,6 +615,6 @@ func ignoredNodeFields(p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) [
 
 // RenderNode computes what one node gets (labels, components, per-node overrides) without
 // rendering the whole cloud.
-func RenderNode(optionalComponents []string, n Node) (NodeValues, error) {
-	return renderNode(n, Enabled(optionalComponents))
+func RenderNode(components, optionalComponents []string, n Node) (NodeValues, error) {
+	return renderNode(n, Selected(components, optionalComponents))
 }

@@ -489,3 +489,37 @@ func TestCheckNodeDaemonSets(t *testing.T) {
 		t.Errorf("libvirt in the hosts form: err = %v", err)
 	}
 }
+
+func TestSelectedComponents(t *testing.T) {
+	names := func(cs []Component) string {
+		var n []string
+		for _, c := range cs {
+			n = append(n, c.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	// The list is taken in install order, whatever its own order.
+	if got := names(Selected([]string{"keystone", "memcached", "mariadb", "rabbitmq"}, nil)); got != "mariadb,rabbitmq,memcached,keystone" {
+		t.Errorf("selected %s", got)
+	}
+	if got, want := names(Selected(nil, []string{"horizon"})), names(Enabled([]string{"horizon"})); got != want {
+		t.Errorf("without components: %s, want Enabled's %s", got, want)
+	}
+	out, err := Render(Input{Release: "2025.1", Components: []string{"mariadb", "rabbitmq", "memcached", "keystone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(out.Components); got != 4 {
+		t.Errorf("%d components rendered, want 4", got)
+	}
+	for list, want := range map[string]string{
+		"keystone":                          "keystone needs mariadb",
+		"mariadb,rabbitmq,memcached,glance": "glance needs keystone",
+		"mariadb,rabbitmq,memcached,keystone,glance,placement,nova": "nova needs neutron",
+	} {
+		_, err := Render(Input{Release: "2025.1", Components: strings.Split(list, ",")})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("components %s: %v, want %q", list, err, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // agent is the one program of the real-cluster test's image (built static, CGO_ENABLED=0):
 //
 //	agent serve ADDR          answer every HTTP request with "kupenstack-agent <hostname>"
+//	agent files DIR ADDR      serve the files under DIR (a chart repository for the operator)
 //	agent check CHECK...      run each check, print "ok CHECK detail" or "FAIL CHECK reason",
 //	                          exit 1 when one failed
 //
@@ -36,6 +37,9 @@ func main() {
 			fmt.Fprintf(w, "kupenstack-agent %s\n", host)
 		}))
 		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	case "files":
+		fmt.Fprintln(os.Stderr, http.ListenAndServe(os.Args[3], http.FileServer(http.Dir(os.Args[2]))))
 		os.Exit(1)
 	case "check":
 		failed := false

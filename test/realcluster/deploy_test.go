@@ -1,0 +1,453 @@
+package realcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/imagebuild"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
+	"github.com/kupenstack/kupenstack/internal/scheme"
+)
+
+const (
+	// chartsDir holds the OpenStack-Helm 2025.1.0 charts as a chart repository (index.yaml and
+	// the .tgz files); KUPENSTACK_OSH_CHARTS overrides it.
+	defaultChartsDir = "/work/shared/openstack-helm/2025.1.0"
+	chartsNamespace  = "kupenstack-charts"
+	// hostDataDir is where the life-cycle's small-cluster defaults keep MariaDB's and RabbitMQ's
+	// data (hostPath) on the node.
+	hostDataDir = "/var/lib/openstack-helm"
+)
+
+// firstCloud: the components deployed, all from the project's Debian-built images.
+var firstCloud = []string{"mariadb", "rabbitmq", "memcached", "keystone"}
+
+// oneNodeValues are the fixes the life-cycle does not already make (docs/lcm.md: replicas,
+// storage, ingress and pull policy are its own). MariaDB's controller Deployment needs pykube,
+// which Debian does not package, and only elects a primary among replicas: with one replica it
+// has nothing to do. Debian's RabbitMQ is 4.0, which rejects the classic mirroring settings
+// (ha-mode, ha-sync-mode) of keystone's default policy, so its rabbit-init Job failed: the
+// policy keeps its message TTL only.
+var oneNodeValues = map[string]string{
+	"mariadb": `{"manifests": {"deployment_controller": false}}`,
+	"keystone": `{"conf": {"rabbitmq": {"policies": [{"vhost": "keystone", "name": "ttl_keystone",
+		"definition": {"message-ttl": 70000}, "priority": 0, "apply-to": "all", "pattern": "^(?!(amq\\.|reply_)).*"}]}}}`,
+}
+
+// TestFirstDeployment: the operator, running as its chart's pod, deploys MariaDB, RabbitMQ,
+// Memcached and Keystone from the real 2025.1.0 charts onto the real node through the
+// life-cycle flow (a KupenstackConfiguration with spec.components and a profile whose images
+// are images/release-2025.1.yaml's, pull policy Never). A pod gets a Keystone token with the
+// admin clouds.yaml the operator published, the validation agent reports keystone healthy in
+// the configuration's status, and deleting the configuration removes every release and pod.
+func TestFirstDeployment(t *testing.T) {
+	chartsDir := os.Getenv("KUPENSTACK_OSH_CHARTS")
+	if chartsDir == "" {
+		chartsDir = defaultChartsDir
+	}
+	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
+		if _, err := os.Stat(filepath.Join(chartsDir, "index.yaml")); err != nil {
+			t.Fatalf("the 2025.1.0 charts as a repository (KUPENSTACK_OSH_CHARTS): %v", err)
+		}
+		// The data MariaDB and RabbitMQ leave on the node goes with the test (after down).
+		if _, err := os.Stat(hostDataDir); os.IsNotExist(err) {
+			t.Cleanup(func() { os.RemoveAll(hostDataDir) })
+		}
+	}
+	c := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	defer cancel()
+
+	// Images: each built (or taken from the cache) and imported, timed.
+	images := append([]string{"kupenstack", "kubernetes-entrypoint", "openstack-client"}, firstCloud...)
+	for _, name := range images {
+		start := time.Now()
+		c.importImages(t, name)
+		t.Logf("image %s: build or cache + import %s", name, time.Since(start).Round(100*time.Millisecond))
+	}
+	c.importAgent(t)
+	ctrllog.SetLogger(logr.Discard()) // the client's own warnings would print a stack
+	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The charts, served as a chart repository by a pod (pods reach no host service).
+	serveCharts(ctx, t, c, chartsDir)
+
+	// The operator, from its chart, life-cycle on, probing every 10 s.
+	restrictedNamespace(ctx, t, c.cs, operatorNamespace)
+	ch, err := loader.Load(filepath.Join(c.root, "charts", "kupenstack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := helm.NewClient(c.cfg, operatorNamespace, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.Install(ctx, "kupenstack", ch, map[string]any{
+		"image": map[string]any{"repository": operatorRepository, "tag": operatorTag, "pullPolicy": "Never"},
+		"lcm":   "on", "validationPeriod": "10s", "logLevel": "info",
+	}, nil, "realcluster test"); err != nil {
+		t.Fatal(err)
+	}
+	checkOperator(ctx, t, c, operatorNamespace, "kupenstack", "kupenstack")
+
+	// The profile: the release file's images, pull policy Never, one replica, the fixes above.
+	profile := oneNodeProfile(t, c.root)
+	if err := cl.Create(ctx, profile); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
+	}
+	cfg := &kupenstackv1.KupenstackConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
+		Spec: kupenstackv1.KupenstackConfigurationSpec{
+			Release:        "2025.1",
+			Charts:         kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"},
+			DefaultProfile: kupenstackv1.ProfileReference{Name: profile.Name, Namespace: profile.Namespace},
+			Components:     firstCloud,
+			Nodes:          []kupenstackv1.ConfiguredNode{{Name: nodes.Items[0].Name, Type: "control"}},
+		},
+	}
+	start := time.Now()
+	if err := cl.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(ctx, t, c, cl)
+	deployed := time.Since(start)
+	t.Logf("first deployment (configuration created to %s ready): %s", strings.Join(firstCloud, ", "), deployed.Round(time.Second))
+	t.Logf("memory: %s", clusterMemory(t, c.env))
+	t.Logf("pods' memory (cgroup rss):\n%s", podMemory(ctx, t, c))
+
+	// A token from inside the cluster, with the clouds.yaml the operator published.
+	token := tokenFromPod(ctx, t, c)
+	t.Logf("keystone token issued in the cluster: %s...", token[:min(12, len(token))])
+
+	// The validation agent's verdict in the configuration's status.
+	var services []kupenstackv1.ServiceHealth
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var got kupenstackv1.KupenstackConfiguration
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			return false, nil
+		}
+		services = got.Status.Services
+		for _, s := range services {
+			if s.Name == "keystone" && s.Healthy {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("keystone not reported healthy by the validation agent: %+v", services)
+	}
+	for _, s := range services {
+		t.Logf("service %s: healthy=%v %s %s (%d ms)", s.Name, s.Healthy, s.Reason, s.Message, s.LatencyMilliseconds)
+		if s.Name != "keystone" && s.Reason != "NotDeployed" {
+			t.Errorf("service %s: %s, want NotDeployed (not in spec.components)", s.Name, s.Reason)
+		}
+	}
+
+	// Deleting the configuration uninstalls the cloud.
+	start = time.Now()
+	if err := cl.Delete(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ns := "openstack"
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &kupenstackv1.KupenstackConfiguration{})
+		if !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		rels, err := c.cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
+		if err != nil || len(rels.Items) > 0 {
+			return false, nil
+		}
+		pods, err := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0, nil
+	}); err != nil {
+		rels, _ := c.cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
+		pods, _ := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		var left []string
+		for _, s := range rels.Items {
+			left = append(left, "release "+s.Labels["name"])
+		}
+		for _, p := range pods.Items {
+			left = append(left, "pod "+p.Name)
+		}
+		t.Fatalf("after deleting the configuration: %v; left: %v", err, left)
+	}
+	t.Logf("configuration deleted, every release and pod gone: %s", time.Since(start).Round(time.Second))
+	var comps kupenstackv1.OpenstackComponentList
+	if err := cl.List(ctx, &comps); err != nil || len(comps.Items) > 0 {
+		t.Errorf("OpenstackComponents left: %v %d", err, len(comps.Items))
+	}
+	if err := hc.Uninstall("kupenstack"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneNodeProfile is the profile of the first cloud: every images.tags key the release file maps
+// for the deployed charts (dep_check: the kubernetes-entrypoint image), pull policy Never.
+func oneNodeProfile(t *testing.T, root string) *kupenstackv1.OpenstackCloudConfigurationProfile {
+	t.Helper()
+	imagesDir := filepath.Join(root, "images")
+	recipes, err := imagebuild.LoadRecipes(imagesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, "2025.1"), recipes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comps := map[string]kupenstackv1.ComponentProfile{}
+	for _, name := range firstCloud {
+		cp := kupenstackv1.ComponentProfile{Images: rel.Charts[name]}
+		if v, ok := oneNodeValues[name]; ok {
+			cp.Values = &runtime.RawExtension{Raw: []byte(v)}
+		}
+		comps[name] = cp
+	}
+	return &kupenstackv1.OpenstackCloudConfigurationProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-node", Namespace: operatorNamespace},
+		Spec: kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+			Replicas: ptr.To[int32](1), ImagePullPolicy: corev1.PullNever, Components: comps,
+		},
+	}
+}
+
+// importAgent builds the test's agent image and imports it.
+func (c *cluster) importAgent(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "agent"), "./testdata/agent")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build agent: %v\n%s", err, out)
+	}
+	archive := filepath.Join(dir, "agent.tar")
+	if err := writeOCIArchive(archive, agentImage, "agent", filepath.Join(dir, "agent")); err != nil {
+		t.Fatal(err)
+	}
+	c.run(t, "ctr", "images", "import", archive)
+}
+
+// serveCharts runs the agent as a chart repository of dir (a read-only hostPath) behind the
+// Service charts.kupenstack-charts:80.
+func serveCharts(ctx context.Context, t *testing.T, c *cluster, dir string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartsNamespace}}
+	if _, err := c.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitServiceAccount(ctx, t, c, chartsNamespace)
+	pod := agentPod("charts", corev1.RestartPolicyAlways, "files", "/charts", ":8080")
+	pod.Labels = map[string]string{"app": "charts"}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "charts", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectory)}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "charts", MountPath: "/charts", ReadOnly: true}}
+	pod.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/index.yaml", Port: intstr.FromInt32(8080)}}}
+	if _, err := c.cs.CoreV1().Pods(chartsNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cs.CoreV1().Services(chartsNamespace).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "charts"},
+		Spec: corev1.ServiceSpec{Selector: pod.Labels,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(ctx, t, c.cs, chartsNamespace, "charts", func(p *corev1.Pod) bool {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Ready {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func waitServiceAccount(ctx context.Context, t *testing.T, c *cluster, ns string) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatal("no default ServiceAccount:", err)
+	}
+}
+
+// waitReady waits until every component of the configuration is ready, logging the progress.
+func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client) {
+	t.Helper()
+	start, last := time.Now(), ""
+	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var got kupenstackv1.KupenstackConfiguration
+		if err := cl.Get(ctx, client.ObjectKey{Name: kupenstackv1.KupenstackConfigurationName}, &got); err != nil {
+			return false, nil
+		}
+		var parts []string
+		ready := 0
+		for _, s := range got.Status.Components {
+			parts = append(parts, fmt.Sprintf("%s=%s/%v", s.Name, s.Phase, s.Ready))
+			if s.Ready {
+				ready++
+			}
+		}
+		line := fmt.Sprintf("ready %s: %s", got.Status.ReadyComponents, strings.Join(parts, " "))
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == kupenstackv1.ConditionDegraded && cond.Status == metav1.ConditionTrue {
+				line += " DEGRADED " + cond.Reason + ": " + cond.Message
+			}
+		}
+		if line != last {
+			t.Logf("[%s] %s", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		return ready == len(firstCloud) && len(got.Status.Components) == len(firstCloud), nil
+	})
+	if err != nil {
+		pods, _ := c.cs.CoreV1().Pods("openstack").List(ctx, metav1.ListOptions{})
+		var sb strings.Builder
+		for _, p := range pods.Items {
+			fmt.Fprintf(&sb, "pod %s: %s", p.Name, p.Status.Phase)
+			for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+				st, _ := json.Marshal(s.State)
+				fmt.Fprintf(&sb, " %s ready=%v restarts=%d %s;", s.Name, s.Ready, s.RestartCount, st)
+			}
+			sb.WriteString("\n")
+		}
+		logs, _ := c.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=kupenstack"})
+		for _, p := range logs.Items {
+			l, _ := c.cs.CoreV1().Pods(operatorNamespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			fmt.Fprintf(&sb, "operator log:\n%s\n", tail(string(l), 6000))
+		}
+		t.Fatalf("components not ready: %v\n%s", err, sb.String())
+	}
+}
+
+// tokenFromPod runs `openstack token issue` in a pod of the openstack-client image with the
+// published clouds.yaml, in the operator's namespace (restricted: the pod is too).
+func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
+	t.Helper()
+	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the published clouds.yaml: %v", err)
+	}
+	if len(secret.Data["clouds.yaml"]) == 0 {
+		t.Fatalf("secret kupenstack-cloud has no clouds.yaml: keys %v", keys(secret.Data))
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "token"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](42424),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "client", Image: "kupenstack.local/openstack/openstack-client:2025.1-trixie", ImagePullPolicy: corev1.PullNever,
+				Command: []string{"openstack", "--os-cloud", "openstack", "token", "issue", "-f", "value", "-c", "id"},
+				Env:     []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "clouds", MountPath: "/etc/openstack", ReadOnly: true},
+					{Name: "tmp", MountPath: "/tmp"}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "clouds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "kupenstack-cloud"}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+		},
+	}
+	if _, err := c.cs.CoreV1().Pods(operatorNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(ctx, t, c.cs, operatorNamespace, "token", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	logs, err := c.cs.CoreV1().Pods(operatorNamespace).GetLogs("token", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("openstack token issue failed:\n%s", logs)
+	}
+	return strings.TrimSpace(string(logs))
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// podMemory lists each pod's resident memory (total_rss of its memory cgroup) and the total.
+func podMemory(ctx context.Context, t *testing.T, c *cluster) string {
+	t.Helper()
+	pods, err := c.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	names := map[string]string{}
+	for _, p := range pods.Items {
+		names[strings.ReplaceAll(string(p.UID), "-", "_")] = p.Namespace + "/" + p.Name
+		names[string(p.UID)] = p.Namespace + "/" + p.Name
+	}
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/memory/kubepods/*pod*")
+	more, _ := filepath.Glob("/sys/fs/cgroup/memory/kubepods/*/pod*")
+	var lines []string
+	var total int64
+	for _, d := range append(dirs, more...) {
+		uid := strings.TrimPrefix(filepath.Base(d), "pod")
+		name, ok := names[uid]
+		if !ok {
+			continue
+		}
+		rss := cgroupRSS(d)
+		total += rss
+		lines = append(lines, fmt.Sprintf("%6.0f MiB  %s", float64(rss)/(1<<20), name))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + fmt.Sprintf("\n%6.0f MiB  all pods", float64(total)/(1<<20))
+}
+
+func cgroupRSS(dir string) int64 {
+	data, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "total_rss "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}

@@ -73,8 +73,8 @@ func TestReleaseFilesMatchCharts(t *testing.T) {
 			}
 		})
 	}
-	for n := range recipes {
-		if !used[n] {
+	for n, r := range recipes {
+		if !used[n] && r.Ref == "" { // an image with its own ref (the operator's) is in no release set
 			t.Errorf("recipe images/%s is in no release file", n)
 		}
 	}

@@ -101,10 +101,18 @@ $(CONTROLLER_GEN):
 N ?= 50
 # BENCH_OUT=/tmp/x.md make bench: the generated section into another file (with the two markers).
 BENCH_OUT ?= $(CURDIR)/docs/benchmarks.md
+# BENCH_LCM_OUT=/tmp/lcm.md make bench-lcm: the life-cycle table into a file too.
+BENCH_LCM_OUT ?=
 .PHONY: bench
 bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of test): results into docs/benchmarks.md.
 	BENCH_N=$(N) BENCH_OUT=$(BENCH_OUT) BENCH_CMD="make bench N=$(N)" $(TEST_ENV) \
 		go test -tags bench -count=1 -timeout 120m -run '^TestBench$$' -v ./test/bench
+	@# The life-cycle on the real charts: Helm actions per component at install and per change.
+	$(MAKE) --no-print-directory bench-lcm
+
+.PHONY: bench-lcm
+bench-lcm: ## The life-cycle row of make bench alone: every release's cloud installed on kwok nodes from the real charts, Helm actions counted.
+	BENCH_LCM_OUT=$(BENCH_LCM_OUT) $(TEST_ENV) go test -tags bench -count=1 -timeout 40m -run '^TestBenchLCM$$' -v ./test/bench/lcm
 
 ##@ OpenStack images (root; Debian packages, no container engine; see docs/images.md)
 # make images IMAGES="mariadb keystone" IMAGES_RELEASE=2026.1: some images of another set.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -238,22 +237,6 @@ func oneNodeProfile(t *testing.T, root string) *kupenstackv1.OpenstackCloudConfi
 			Replicas: ptr.To[int32](1), ImagePullPolicy: corev1.PullNever, Components: comps,
 		},
 	}
-}
-
-// importAgent builds the test's agent image and imports it.
-func (c *cluster) importAgent(t *testing.T) {
-	t.Helper()
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "agent"), "./testdata/agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build agent: %v\n%s", err, out)
-	}
-	archive := filepath.Join(dir, "agent.tar")
-	if err := writeOCIArchive(archive, agentImage, "agent", filepath.Join(dir, "agent")); err != nil {
-		t.Fatal(err)
-	}
-	c.run(t, "ctr", "images", "import", archive)
 }
 
 // serveCharts runs the agent as a chart repository of dir (a read-only hostPath) behind the

@@ -54,6 +54,23 @@ func newEnv(t *testing.T) env {
 }
 
 // run runs hack/real-cluster.sh ARGS and returns its output; the test fails when it fails.
+// importAgent builds the test's agent image (static, in an OCI archive) and imports it into the
+// cluster's containerd.
+func (e env) importAgent(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "agent"), "./testdata/agent")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build agent: %v\n%s", err, out)
+	}
+	archive := filepath.Join(dir, "agent.tar")
+	if err := writeOCIArchive(archive, agentImage, "agent", filepath.Join(dir, "agent")); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, "ctr", "images", "import", archive)
+}
+
 func (e env) run(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(e.script, args...)
@@ -101,17 +118,7 @@ func TestRealCluster(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cfg)
 
 	// The image: the agent, built static, in an OCI archive imported into the cluster's containerd.
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "agent"), "./testdata/agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build agent: %v\n%s", err, out)
-	}
-	archive := filepath.Join(dir, "agent.tar")
-	if err := writeOCIArchive(archive, agentImage, "agent", filepath.Join(dir, "agent")); err != nil {
-		t.Fatal(err)
-	}
-	e.run(t, "ctr", "images", "import", archive)
+	e.importAgent(t)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "realcluster-"}}
 	if ns, err = cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -43,6 +44,28 @@ type NodeReconciler struct {
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstacknodes/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
 
+// teardownPoll is how often a node of a cloud being deleted checks whether its components are gone.
+const teardownPoll = 3 * time.Second
+
+// componentsLeft says whether the cloud is being deleted (its configuration deleting or gone)
+// while OpenstackComponents remain. A node taken out of a cloud that stays loses its labels at
+// once (its pods move away); only a whole cloud's teardown waits.
+func (r *NodeReconciler) componentsLeft(ctx context.Context) (bool, error) {
+	var cfg kupenstackv1.KupenstackConfiguration
+	err := r.Client.Get(ctx, configKey, &cfg)
+	if err == nil && cfg.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return false, err
+	}
+	var comps kupenstackv1.OpenstackComponentList
+	if err := r.Client.List(ctx, &comps); err != nil {
+		return false, err
+	}
+	return len(comps.Items) > 0, nil
+}
+
 // Reconcile labels the node and writes the OpenstackNode's status.
 func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var on kupenstackv1.OpenstackNode
@@ -52,6 +75,12 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !on.DeletionTimestamp.IsZero() {
 		if !controllerutil.ContainsFinalizer(&on, NodeFinalizer) {
 			return ctrl.Result{}, nil
+		}
+		// When the whole cloud goes, its nodes keep their labels until every component is
+		// uninstalled: the charts' pre-delete hooks (keystone's credential-cleanup) are scheduled
+		// by those labels, and an unschedulable hook held the uninstall for Helm's hook timeout.
+		if wait, err := r.componentsLeft(ctx); err != nil || wait {
+			return ctrl.Result{RequeueAfter: teardownPoll}, err
 		}
 		if _, _, err := r.syncLabels(ctx, &on, nil); err != nil {
 			return ctrl.Result{}, err

@@ -216,7 +216,10 @@ func setServiceHealth(comp *kupenstackv1.OpenstackComponent, services []kupensta
 	meta.RemoveStatusCondition(&comp.Status.Conditions, kupenstackv1.ConditionServiceHealthy)
 }
 
-// uninstall removes the release, then the finalizer.
+// dependentsPoll is how often an uninstall waiting for its dependents to go looks again.
+const dependentsPoll = 3 * time.Second
+
+// uninstall removes the release once no other component depends on it, then the finalizer.
 func (r *Reconciler) uninstall(ctx context.Context, comp *kupenstackv1.OpenstackComponent, hc *helm.Client) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(comp, Finalizer) {
 		return ctrl.Result{}, nil
@@ -226,6 +229,19 @@ func (r *Reconciler) uninstall(ctx context.Context, comp *kupenstackv1.Openstack
 		comp.Status.Phase = kupenstackv1.ComponentPhaseUninstalling
 		if err := r.Client.Status().Patch(ctx, comp, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	// Dependents go first: their pre-delete hooks (keystone's credential-cleanup reads the
+	// database) wait for this component's Services. Uninstalled at the same time, the hook's
+	// init container waited for a MariaDB that was already gone.
+	var all kupenstackv1.OpenstackComponentList
+	if err := r.Client.List(ctx, &all); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, o := range all.Items {
+		if o.Name != comp.Name && slices.Contains(o.Spec.DependsOn, comp.Name) {
+			ctrl.LoggerFrom(ctx).V(1).Info("uninstall waits for a dependent", "dependent", o.Name)
+			return ctrl.Result{RequeueAfter: dependentsPoll}, nil
 		}
 	}
 	if last, err := hc.Last(comp.Name); err == nil && last != nil {

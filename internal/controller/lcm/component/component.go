@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -255,10 +256,35 @@ func (r *Reconciler) uninstall(ctx context.Context, comp *kupenstackv1.Openstack
 		r.Recorder.Eventf(comp, nil, corev1.EventTypeWarning, "UninstallFailed", "Uninstall", "uninstalling Helm release %s/%s: %v", comp.Spec.Namespace, comp.Name, err)
 		return ctrl.Result{}, err
 	}
+	if err := r.deleteHookJobs(ctx, comp); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.Recorder.Eventf(comp, nil, corev1.EventTypeNormal, "Uninstalled", "Uninstall", "Helm release %s/%s uninstalled", comp.Spec.Namespace, comp.Name)
 	readyGauge.DeleteLabelValues(r.Component)
 	controllerutil.RemoveFinalizer(comp, Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, comp))
+}
+
+// deleteHookJobs deletes the hook Jobs Helm leaves behind after an uninstall (OpenStack-Helm's
+// db-init, db-sync, bootstrap... are hooks with the before-hook-creation delete policy, which
+// Helm applies only before running the hook again), and so their pods: the release's Jobs carry
+// helm-toolkit's app.kubernetes.io/instance=<release> label and a helm.sh/hook annotation.
+func (r *Reconciler) deleteHookJobs(ctx context.Context, comp *kupenstackv1.OpenstackComponent) error {
+	var jobs batchv1.JobList
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(comp.Spec.Namespace),
+		client.MatchingLabels{"app.kubernetes.io/instance": comp.Name}); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		if _, hook := j.Annotations["helm.sh/hook"]; !hook {
+			continue
+		}
+		if err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting hook Job %s/%s: %w", j.Namespace, j.Name, err)
+		}
+	}
+	return nil
 }
 
 // pass is one reconciliation of one component.

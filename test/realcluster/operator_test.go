@@ -65,6 +65,19 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// client-go caches TLS transports by the certificate files' paths: a second cluster of the
+	// same test process (new CA, same paths) would get the first one's. The contents key it.
+	for _, f := range []struct {
+		file *string
+		data *[]byte
+	}{{&cfg.CAFile, &cfg.CAData}, {&cfg.CertFile, &cfg.CertData}, {&cfg.KeyFile, &cfg.KeyData}} {
+		if *f.file != "" {
+			if *f.data, err = os.ReadFile(*f.file); err != nil {
+				t.Fatal(err)
+			}
+			*f.file = ""
+		}
+	}
 	return &cluster{env: e, cfg: cfg, cs: kubernetes.NewForConfigOrDie(cfg)}
 }
 

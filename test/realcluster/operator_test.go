@@ -65,6 +65,19 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// client-go caches TLS transports by the certificate files' paths: a second cluster of the
+	// same test process (new CA, same paths) would get the first one's. The contents key it.
+	for _, f := range []struct {
+		file *string
+		data *[]byte
+	}{{&cfg.CAFile, &cfg.CAData}, {&cfg.CertFile, &cfg.CertData}, {&cfg.KeyFile, &cfg.KeyData}} {
+		if *f.file != "" {
+			if *f.data, err = os.ReadFile(*f.file); err != nil {
+				t.Fatal(err)
+			}
+			*f.file = ""
+		}
+	}
 	return &cluster{env: e, cfg: cfg, cs: kubernetes.NewForConfigOrDie(cfg)}
 }
 
@@ -243,17 +256,20 @@ func checkOperator(ctx context.Context, t *testing.T, c *cluster, ns, deployment
 		t.Errorf("security context %+v / %+v: want non-root and a read-only root", pod.Spec.SecurityContext, sc)
 	}
 
-	// Metrics and probes, from the node (the bridge reaches the pod).
-	for _, u := range []string{"http://" + pod.Status.PodIP + ":8081/healthz", "http://" + pod.Status.PodIP + ":8081/readyz",
-		"http://" + pod.Status.PodIP + ":8080/metrics"} {
-		body, err := httpGet(ctx, u)
-		if err != nil {
+	// Metrics and probes, from the node (the bridge reaches the pod). The controllers' metrics
+	// appear once their workers run, shortly after the pod is Ready.
+	for _, u := range []string{"http://" + pod.Status.PodIP + ":8081/healthz", "http://" + pod.Status.PodIP + ":8081/readyz"} {
+		if _, err := httpGet(ctx, u); err != nil {
 			t.Errorf("GET %s: %v", u, err)
-			continue
 		}
-		if strings.HasSuffix(u, "/metrics") && !strings.Contains(body, "controller_runtime_reconcile_total") {
-			t.Errorf("GET %s: no controller_runtime_reconcile_total in %d bytes", u, len(body))
-		}
+	}
+	metrics := "http://" + pod.Status.PodIP + ":8080/metrics"
+	var body string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		body, _ = httpGet(ctx, metrics)
+		return strings.Contains(body, "controller_runtime_active_workers"), nil
+	}); err != nil {
+		t.Errorf("GET %s: no controller_runtime_active_workers in %d bytes", metrics, len(body))
 	}
 
 	// The leader Lease names this pod.

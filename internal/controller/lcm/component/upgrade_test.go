@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -122,4 +123,66 @@ func TestReleaseUpgrade2025_2To2026_1(t *testing.T) {
 			}
 		}
 	}
+	teardownInOrder(t, upgraded)
+}
+
+// teardownInOrder deletes the configuration and checks how the cloud went: each component's
+// release uninstalled only after every component depending on it (a dependent's pre-delete hook
+// waits for its dependencies' Services: keystone's credential-cleanup held the uninstall when
+// MariaDB went at the same time), and no hook Job left behind (Helm keeps them after an
+// uninstall, with their pods).
+func teardownInOrder(t *testing.T, comps map[string]kupenstackv1.OpenstackComponent) {
+	t.Helper()
+	start := time.Now()
+	var cfg kupenstackv1.KupenstackConfiguration
+	if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: kupenstackv1.KupenstackConfigurationName}, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(env.Ctx, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Minute, func() error {
+		if n := len(components(t)); n != 0 {
+			return fmt.Errorf("%d components left", n)
+		}
+		return nil
+	})
+	var events eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &events); err != nil {
+		t.Fatal(err)
+	}
+	uninstalledAt := map[string]time.Time{}
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "OpenstackComponent" && e.Reason == "Uninstalled" && !e.EventTime.Time.Before(start) {
+			uninstalledAt[e.Regarding.Name] = e.EventTime.Time
+		}
+	}
+	for n, c := range comps {
+		if uninstalledAt[n].IsZero() {
+			t.Errorf("%s: no Uninstalled Event", n)
+			continue
+		}
+		for _, dep := range c.Spec.DependsOn {
+			if uninstalledAt[dep].Before(uninstalledAt[n]) {
+				t.Errorf("%s uninstalled at %s, before %s, which depends on it, at %s", dep,
+					uninstalledAt[dep].Format(time.RFC3339Nano), n, uninstalledAt[n].Format(time.RFC3339Nano))
+			}
+		}
+	}
+	eventually(t, time.Minute, func() error {
+		var jobs batchv1.JobList
+		if err := env.Client.List(env.Ctx, &jobs, client.InNamespace(cloudNS)); err != nil {
+			return err
+		}
+		var left []string
+		for _, j := range jobs.Items {
+			if _, hook := j.Annotations["helm.sh/hook"]; hook && j.DeletionTimestamp.IsZero() {
+				left = append(left, j.Name)
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("hook Jobs left after the uninstall: %v", left)
+		}
+		return nil
+	})
 }

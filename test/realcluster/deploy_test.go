@@ -28,13 +28,11 @@ import (
 	"github.com/kupenstack/kupenstack/internal/imagebuild"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/scheme"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
 const (
-	// chartsDir holds the OpenStack-Helm 2025.1.0 charts as a chart repository (index.yaml and
-	// the .tgz files); KUPENSTACK_OSH_CHARTS overrides it.
-	defaultChartsDir = "/work/shared/openstack-helm/2025.1.0"
-	chartsNamespace  = "kupenstack-charts"
+	chartsNamespace = "kupenstack-charts"
 	// hostDataDir is where the life-cycle's small-cluster defaults keep MariaDB's and RabbitMQ's
 	// data (hostPath) on the node.
 	hostDataDir = "/var/lib/openstack-helm"
@@ -46,13 +44,10 @@ var firstCloud = []string{"mariadb", "rabbitmq", "memcached", "keystone"}
 // oneNodeValues are the fixes the life-cycle does not already make (docs/lcm.md: replicas,
 // storage, ingress and pull policy are its own). MariaDB's controller Deployment needs pykube,
 // which Debian does not package, and only elects a primary among replicas: with one replica it
-// has nothing to do. Debian's RabbitMQ is 4.0, which rejects the classic mirroring settings
-// (ha-mode, ha-sync-mode) of keystone's default policy, so its rabbit-init Job failed: the
-// policy keeps its message TTL only.
+// has nothing to do. (Debian's RabbitMQ 4.0 refuses the charts' classic mirroring policies; with
+// one RabbitMQ replica the life-cycle leaves them out itself.)
 var oneNodeValues = map[string]string{
 	"mariadb": `{"manifests": {"deployment_controller": false}}`,
-	"keystone": `{"conf": {"rabbitmq": {"policies": [{"vhost": "keystone", "name": "ttl_keystone",
-		"definition": {"message-ttl": 70000}, "priority": 0, "apply-to": "all", "pattern": "^(?!(amq\\.|reply_)).*"}]}}}`,
 }
 
 // TestFirstDeployment: the operator, running as its chart's pod, deploys MariaDB, RabbitMQ,
@@ -62,14 +57,10 @@ var oneNodeValues = map[string]string{
 // admin clouds.yaml the operator published, the validation agent reports keystone healthy in
 // the configuration's status, and deleting the configuration removes every release and pod.
 func TestFirstDeployment(t *testing.T) {
-	chartsDir := os.Getenv("KUPENSTACK_OSH_CHARTS")
-	if chartsDir == "" {
-		chartsDir = defaultChartsDir
-	}
+	var chartsDir string
 	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
-		if _, err := os.Stat(filepath.Join(chartsDir, "index.yaml")); err != nil {
-			t.Fatalf("the 2025.1.0 charts as a repository (KUPENSTACK_OSH_CHARTS): %v", err)
-		}
+		// ../shared/openstack-helm/2025.1.0, or under KUPENSTACK_OSH_CHARTS.
+		chartsDir = realcharts.Dir(t, "2025.1.0")
 		// The data MariaDB and RabbitMQ leave on the node goes with the test (after down).
 		if _, err := os.Stat(hostDataDir); os.IsNotExist(err) {
 			t.Cleanup(func() { os.RemoveAll(hostDataDir) })

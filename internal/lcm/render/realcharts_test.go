@@ -458,3 +458,52 @@ func nested(m map[string]any, path ...string) map[string]any {
 	}
 	return m
 }
+
+// TestRealChartsOneRabbitMQReplica: with one RabbitMQ replica, every chart's transport URL
+// names that one pod and no chart asks RabbitMQ for classic queue mirroring (RabbitMQ 4,
+// Debian's, refuses the ha-* policy keys: the charts' rabbit-init Jobs failed); with the
+// charts' default of two, both stay as the charts have them.
+func TestRealChartsOneRabbitMQReplica(t *testing.T) {
+	one, two := int32(1), int32(2)
+	for _, tag := range realcharts.Tags {
+		release := realcharts.Release(tag)
+		t.Run(tag, func(t *testing.T) {
+			mirrored := func(comps []Component) []string {
+				var names []string
+				for _, c := range comps {
+					if strings.Contains(c.Manifest, "ha-mode") {
+						names = append(names, c.Name)
+					}
+				}
+				sort.Strings(names)
+				return names
+			}
+			if got := mirrored(renderReal(t, realSample(t, release, func(d *Documents) {
+				for _, p := range d.Profiles {
+					p.Replicas = &two
+				}
+			}), tag)); len(got) == 0 {
+				t.Fatal("no chart sets ha-mode with two RabbitMQ replicas: the check below proves nothing")
+			}
+			comps := renderReal(t, realSample(t, release, func(d *Documents) {
+				for _, p := range d.Profiles {
+					p.Replicas = &one
+				}
+			}), tag)
+			if got := mirrored(comps); len(got) > 0 {
+				t.Errorf("with one RabbitMQ replica, ha-mode still set by %v", got)
+			}
+			for _, c := range comps {
+				if c.Chart == "rabbitmq" || c.Chart == "mariadb" || c.Chart == "memcached" || c.Chart == "openvswitch" || c.Chart == "libvirt" {
+					continue
+				}
+				if r := nested(c.Values, "endpoints", "oslo_messaging", "statefulset")["replicas"]; fmt.Sprint(r) != "1" {
+					t.Errorf("%s: endpoints.oslo_messaging.statefulset.replicas = %v, want 1", c.Name, r)
+				}
+				if strings.Contains(c.Manifest, "rabbitmq-rabbitmq-1") {
+					t.Errorf("%s: names rabbitmq-rabbitmq-1, which does not exist", c.Name)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package values
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,6 +47,9 @@ type ComponentValues struct {
 	images imagePlan
 	// drop are the chart's entries ForChart removes unless the values set them.
 	drop [][]string
+	// noQueueMirroring: the cloud's RabbitMQ runs one replica, so ForChart takes the classic
+	// mirroring keys out of the chart's RabbitMQ policies.
+	noQueueMirroring bool
 }
 
 // imagePlan decides a chart's images.tags entries the values do not set: the profile's images
@@ -125,10 +130,84 @@ func Render(in Input) (*Output, error) {
 		}
 		out.Components = append(out.Components, ComponentValues{
 			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan, drop: drop,
-			Hash: Hash(map[string]any{"values": v, "images": plan}),
 		})
 	}
+	oneMessagingCluster(out.Components)
+	for i := range out.Components {
+		cv := &out.Components[i]
+		h := map[string]any{"values": cv.Values, "images": cv.images}
+		if cv.noQueueMirroring { // only then: the hashes of every other cloud stay as they were
+			h["noQueueMirroring"] = true
+		}
+		cv.Hash = Hash(h)
+	}
 	return out, nil
+}
+
+// oneMessagingCluster makes the service charts agree with the RabbitMQ chart on its size: each
+// chart lists the RabbitMQ pods in its transport URL from its own
+// endpoints.oslo_messaging.statefulset.replicas (default 2), which would name a pod that does
+// not exist when the rabbitmq component runs one. With one replica there is nothing to mirror
+// to, so the charts' classic mirroring policies (ha-mode, ha-sync-mode) go too: RabbitMQ 4,
+// which Debian ships, refuses them and the charts' rabbit-init Jobs failed. Values that set
+// either themselves keep them.
+func oneMessagingCluster(cvs []ComponentValues) {
+	var replicas any
+	for _, cv := range cvs {
+		if cv.Component.Chart == "rabbitmq" {
+			replicas, _ = get(cv.Values, "pod", "replicas", "server")
+		}
+	}
+	if replicas == nil {
+		return
+	}
+	for i := range cvs {
+		cv := &cvs[i]
+		if cv.Component.Service == "" {
+			continue
+		}
+		if _, given := get(cv.Values, "endpoints", "oslo_messaging", "statefulset", "replicas"); !given {
+			set(cv.Values, replicas, "endpoints", "oslo_messaging", "statefulset", "replicas")
+		}
+		cv.noQueueMirroring = fmt.Sprint(replicas) == "1" // int64 from the profile, json.Number from values
+	}
+}
+
+// mirroringKeys are the policy definition keys of RabbitMQ's classic queue mirroring.
+var mirroringKeys = []string{"ha-mode", "ha-params", "ha-sync-mode", "ha-sync-batch-size", "ha-promote-on-shutdown", "ha-promote-on-failure"}
+
+// withoutQueueMirroring sets conf.rabbitmq.policies to the chart's own without the mirroring
+// keys, unless vals set the policies.
+func withoutQueueMirroring(chartValues, vals map[string]any) {
+	if _, given := get(vals, "conf", "rabbitmq", "policies"); given {
+		return
+	}
+	declared, _ := get(chartValues, "conf", "rabbitmq", "policies")
+	list, _ := declared.([]any)
+	changed := false
+	kept := make([]any, 0, len(list))
+	for _, p := range list {
+		pm, ok := p.(map[string]any)
+		def, _ := pm["definition"].(map[string]any)
+		if !ok || def == nil {
+			kept = append(kept, p)
+			continue
+		}
+		nd := map[string]any{}
+		for k, v := range def {
+			if slices.Contains(mirroringKeys, k) {
+				changed = true
+				continue
+			}
+			nd[k] = v
+		}
+		np := maps.Clone(pm)
+		np["definition"] = nd
+		kept = append(kept, np)
+	}
+	if changed {
+		set(vals, kept, "conf", "rabbitmq", "policies")
+	}
 }
 
 type hostEntry struct {
@@ -310,6 +389,9 @@ func (cv *ComponentValues) ForChart(chartValues, vals map[string]any) (map[strin
 		}
 	}
 	withoutDisabledJobs(cv.Component.Chart, chartValues, out)
+	if cv.noQueueMirroring {
+		withoutQueueMirroring(chartValues, out)
+	}
 	cv.ImageTags = imageTags(out)
 	return out, nil
 }

@@ -95,8 +95,18 @@ MARKER=$STATE/.kupenstack-real-cluster # `down` deletes only a directory that ca
 # Host paths the kubelet, containerd or the CNI plugins create outside the state directory;
 # `down` removes those that did not exist before `up`.
 HOST_PATHS=(/run/netns /var/lib/cni /run/containerd /var/log/containers /var/log/pods /var/lib/kubelet)
-# Host-wide mount points they use (the rest is under the state directory).
-MOUNT_PREFIXES=("$STATE/" /run/netns/ /run/containerd/ /var/lib/kubelet/)
+# Host-wide mount points they use (the rest is under the state directory), and the charts'
+# host paths with Bidirectional mounts (neutron's /run/netns, libvirt's and nova's).
+MOUNT_PREFIXES=("$STATE/" /run/netns/ /run/containerd/ /var/lib/kubelet/ /var/lib/nova/ /var/lib/libvirt/
+  /run/libvirt/ /run/openvswitch/ /var/lib/neutron/)
+# Host paths the OpenStack-Helm charts' hostPath volumes create (openvswitch, libvirt, nova,
+# neutron, mariadb, rabbitmq): `down` deletes those that did not exist before `up`, with their
+# content (the cloud's data goes with the cluster).
+CHART_PATHS=(/etc/openvswitch /run/openvswitch /var/lib/openvswitch /var/log/openvswitch /etc/libvirt
+  /var/lib/libvirt /var/log/libvirt /run/libvirt /etc/nova /var/lib/nova /etc/neutron /var/lib/neutron
+  /var/log/neutron /var/lib/openstack-helm /etc/iscsi /lib/modules /tmp/pod-shared)
+# Devices whose owner and mode the charts change (libvirt: /dev/kvm for qemu).
+DEVICES=(/dev/kvm /dev/net/tun)
 # Kernel tunables never compared nor restored: counters and triggers, not settings.
 VOLATILE_SYSCTL='^(kernel/ns_last_pid|kernel/random/|vm/drop_caches|vm/compact_memory|net/ipv[46]/route/flush|kernel/init_private_)'
 
@@ -226,6 +236,14 @@ record_host() {
   local p
   for p in "${HOST_PATHS[@]}"; do [[ -e $p ]] && echo "$p"; done >"$HOST/paths"
   for p in /sys/fs/cgroup/*/kubepods; do [[ -d $p ]] && echo "$p"; done >"$HOST/cgroups"
+  for p in "${CHART_PATHS[@]}"; do [[ -e $p ]] && echo "$p"; done >"$HOST/chart-paths"
+  for p in "${DEVICES[@]}"; do [[ -e $p ]] && stat -c '%a %u %g %n' "$p"; done >"$HOST/devices"
+  for p in /sys/fs/cgroup/*/osh-libvirt /sys/fs/cgroup/*/machine /sys/fs/cgroup/*/machine.slice; do
+    [[ -d $p ]] && echo "$p"; done >"$HOST/vm-cgroups"
+  ip netns list 2>/dev/null | awk '{print $1}' >"$HOST/netns"
+  # The charts mount the host's root with HostToContainer propagation and share /run/netns
+  # (Bidirectional): / must be a shared mount, which systemd makes it and a host without it not.
+  awk '$5 == "/" {print ($7 ~ /^shared:/) ? "shared" : "private"}' /proc/self/mountinfo >"$HOST/root-propagation"
   touch "$HOST/done"
 }
 
@@ -600,6 +618,7 @@ up() {
   if ! running kube-apiserver; then port_free "$API_PORT" ||
     die "port $API_PORT in use: set REAL_CLUSTER_PORT_BASE"; fi
   record_host
+  [[ $(<"$HOST/root-propagation") == shared ]] || mount --make-shared /
   images
   network
   containerd_config
@@ -693,8 +712,10 @@ down() {
       /var/lib/cni/results/*-"${p##*/}"-*
   done
   kill_pods
+  kill_vms
   unmount
   unnetwork
+  cloud_leftovers
   host_paths
   for p in /sys/fs/cgroup/*/kubepods; do
     [[ -d $p && -f $HOST/done ]] || continue
@@ -732,6 +753,64 @@ kill_pods() {
     kill -0 "${pids[@]}" 2>/dev/null || return 0
     sleep 0.1
   done
+}
+
+# kill_vms: the QEMU processes libvirt started for the cloud's servers; libvirtd moves them out of
+# the pod's cgroup (into machine or osh-libvirt), so kill_pods does not see them.
+kill_vms() {
+  local p cg pids=()
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/exe" 2>/dev/null) == */qemu-system-* ]] || continue
+    cg=$(<"$p/cgroup") 2>/dev/null || continue
+    [[ $cg == *machine* || $cg == *osh-libvirt* || $cg == *kubepods* ]] && pids+=("${p#/proc/}")
+  done
+  ((${#pids[@]})) || return 0
+  log "stopping ${#pids[@]} QEMU processes of the cloud's servers"
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+
+# cloud_leftovers: what the cloud's agents made on the host, when the record says it is new:
+# network namespaces (neutron's qrouter-/qdhcp-), links (OVS's ovs-netdev, br-ex, br-int, the
+# agents' veths and taps), the charts' host paths, libvirt's cgroups, devices' modes, and /'s
+# propagation.
+cloud_leftovers() {
+  [[ -f $HOST/done ]] || return 0
+  local n l p
+  if [[ -f $HOST/netns ]]; then
+    for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+      grep -qxF "$n" "$HOST/netns" && continue
+      [[ $n == cni-* ]] && continue # the CNI's, handled with the pods
+      ip netns delete "$n" 2>/dev/null && log "deleted network namespace $n"
+    done
+  fi
+  for l in $(ip -o link | awk -F': ' '{print $2}' | cut -d@ -f1); do
+    [[ $l == "$BRIDGE" ]] && continue
+    grep -qxF "$l" "$HOST/links" && continue
+    # Only the kinds Open vSwitch and the agents create: another program's new link stays.
+    [[ $l =~ ^(ovs-netdev|ovs-system|br-ex|br-int|br-tun|tap.*|qr-.*|qg-.*|qvo.*|qvb.*|ns-.*|vxlan_sys_.*|veth.*)$ ]] || continue
+    ip link del "$l" 2>/dev/null && log "deleted link $l"
+  done
+  if [[ -f $HOST/chart-paths ]]; then
+    for p in "${CHART_PATHS[@]}"; do
+      [[ -e $p ]] || continue
+      grep -qxF "$p" "$HOST/chart-paths" && continue
+      rm -rf --one-file-system "$p" && log "removed $p (created by the charts)"
+    done
+  fi
+  for p in /sys/fs/cgroup/*/osh-libvirt /sys/fs/cgroup/*/machine /sys/fs/cgroup/*/machine.slice; do
+    [[ -d $p ]] || continue
+    grep -qxF "$p" "$HOST/vm-cgroups" 2>/dev/null && continue
+    find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null || log "  cgroup $p not empty: left"
+  done
+  local mode uid gid dev
+  [[ -f $HOST/devices ]] && while read -r mode uid gid dev; do
+    [[ $(stat -c '%a %u %g' "$dev") == "$mode $uid $gid" ]] && continue
+    chmod "$mode" "$dev" && chown "$uid:$gid" "$dev" && log "restored the mode and owner of $dev"
+  done <"$HOST/devices"
+  if [[ $(cat "$HOST/root-propagation" 2>/dev/null) == private ]] &&
+    awk '$5 == "/" && $7 ~ /^shared:/ {f=1} END {exit !f}' /proc/self/mountinfo; then
+    mount --make-private / && log "/ is a private mount again"
+  fi
 }
 
 # host_paths: the cluster's entries in the host paths outside its state directory (network

@@ -87,23 +87,7 @@ func TestFirstDeployment(t *testing.T) {
 	// The charts, served as a chart repository by a pod (pods reach no host service).
 	serveCharts(ctx, t, c, chartsDir)
 
-	// The operator, from its chart, life-cycle on, probing every 10 s.
-	restrictedNamespace(ctx, t, c.cs, operatorNamespace)
-	ch, err := loader.Load(filepath.Join(c.root, "charts", "kupenstack"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, err := helm.NewClient(c.cfg, operatorNamespace, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hc.Install(ctx, "kupenstack", ch, map[string]any{
-		"image": map[string]any{"repository": operatorRepository, "tag": operatorTag, "pullPolicy": "Never"},
-		"lcm":   "on", "validationPeriod": "10s", "logLevel": "info",
-	}, nil, "realcluster test"); err != nil {
-		t.Fatal(err)
-	}
-	checkOperator(ctx, t, c, operatorNamespace, "kupenstack", "kupenstack")
+	hc := installOperator(ctx, t, c)
 
 	// The profile: the release file's images, pull policy Never, one replica, the fixes above.
 	profile := oneNodeProfile(t, c.root)
@@ -128,7 +112,7 @@ func TestFirstDeployment(t *testing.T) {
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(ctx, t, c, cl)
+	waitReady(ctx, t, c, cl, len(firstCloud))
 	deployed := time.Since(start)
 	t.Logf("first deployment (configuration created to %s ready): %s", strings.Join(firstCloud, ", "), deployed.Round(time.Second))
 	t.Logf("memory: %s", clusterMemory(t, c.env))
@@ -162,8 +146,39 @@ func TestFirstDeployment(t *testing.T) {
 		}
 	}
 
-	// Deleting the configuration uninstalls the cloud.
-	start = time.Now()
+	deleteCloud(ctx, t, c, cl, cfg)
+	if err := hc.Uninstall("kupenstack"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// installOperator installs the operator from its chart (life-cycle on, probing every 10 s) and
+// waits until it runs; the client uninstalls it.
+func installOperator(ctx context.Context, t *testing.T, c *cluster) *helm.Client {
+	t.Helper()
+	restrictedNamespace(ctx, t, c.cs, operatorNamespace)
+	ch, err := loader.Load(filepath.Join(c.root, "charts", "kupenstack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := helm.NewClient(c.cfg, operatorNamespace, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.Install(ctx, "kupenstack", ch, map[string]any{
+		"image": map[string]any{"repository": operatorRepository, "tag": operatorTag, "pullPolicy": "Never"},
+		"lcm":   "on", "validationPeriod": "10s", "logLevel": "info",
+	}, nil, "realcluster test"); err != nil {
+		t.Fatal(err)
+	}
+	checkOperator(ctx, t, c, operatorNamespace, "kupenstack", "kupenstack")
+	return hc
+}
+
+// deleteCloud deletes the configuration and waits until every release, pod and component is gone.
+func deleteCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, cfg *kupenstackv1.KupenstackConfiguration) {
+	t.Helper()
+	start := time.Now()
 	if err := cl.Delete(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +210,6 @@ func TestFirstDeployment(t *testing.T) {
 	var comps kupenstackv1.OpenstackComponentList
 	if err := cl.List(ctx, &comps); err != nil || len(comps.Items) > 0 {
 		t.Errorf("OpenstackComponents left: %v %d", err, len(comps.Items))
-	}
-	if err := hc.Uninstall("kupenstack"); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -277,7 +289,7 @@ func waitServiceAccount(ctx context.Context, t *testing.T, c *cluster, ns string
 }
 
 // waitReady waits until every component of the configuration is ready, logging the progress.
-func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client) {
+func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client, want int) {
 	t.Helper()
 	start, last := time.Now(), ""
 	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -303,7 +315,7 @@ func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client) 
 			t.Logf("[%s] %s", time.Since(start).Round(time.Second), line)
 			last = line
 		}
-		return ready == len(firstCloud) && len(got.Status.Components) == len(firstCloud), nil
+		return ready == want && len(got.Status.Components) == want, nil
 	})
 	if err != nil {
 		pods, _ := c.cs.CoreV1().Pods("openstack").List(ctx, metav1.ListOptions{})

@@ -1,0 +1,194 @@
+package realcluster
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/imagebuild"
+	"github.com/kupenstack/kupenstack/internal/scheme"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
+)
+
+// wholeCloudImages are the images the whole 2025.1 cloud runs (cinder is not deployed).
+var wholeCloudImages = []string{"kupenstack", "kubernetes-entrypoint", "openstack-client", "mariadb", "rabbitmq",
+	"memcached", "keystone", "glance", "placement", "nova", "neutron", "openvswitch", "libvirt", "horizon"}
+
+// TestWholeCloud: the operator, running as its chart's pod, deploys the whole cloud of
+// config/samples/lcm/one-node.yaml (every required component and horizon, from the real
+// 2025.1.0 charts, Open vSwitch on its userspace datapath, nova-compute on libvirt/QEMU) with the
+// project's Debian-built images onto the real node. Every component becomes Ready, the
+// validation agent reports every deployed service healthy, a pod gets a token with the published
+// clouds.yaml; deleting the configuration removes everything, and `down` leaves the host as
+// `up` found it.
+func TestWholeCloud(t *testing.T) {
+	var chartsDir string
+	var before hostState
+	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
+		chartsDir = realcharts.Dir(t, "2025.1.0")
+		before = snapshotHost(t)
+		// Registered before the cluster's own clean-up, so it runs after `down`.
+		t.Cleanup(func() {
+			if d := before.diff(snapshotHost(t)); d != "" {
+				t.Errorf("the host after down differs from before up:\n%s", d)
+			}
+		})
+	}
+	c := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Minute)
+	defer cancel()
+	for _, name := range wholeCloudImages {
+		start := time.Now()
+		c.importImages(t, name)
+		t.Logf("image %s: build or cache + import %s", name, time.Since(start).Round(100*time.Millisecond))
+	}
+	c.importAgent(t)
+	ctrllog.SetLogger(logr.Discard())
+	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveCharts(ctx, t, c, chartsDir)
+	hc := installOperator(ctx, t, c)
+
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
+	}
+	profile, cfg := wholeCloudSample(t, c.root, nodes.Items[0].Name)
+	if err := cl.Create(ctx, profile); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cl.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	var comps kupenstackv1.OpenstackComponentList
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return cl.List(ctx, &comps) == nil && len(comps.Items) > 0, nil
+	}); err != nil {
+		t.Fatal("no OpenstackComponent created:", err)
+	}
+	want := len(comps.Items)
+	waitReady(ctx, t, c, cl, want)
+	t.Logf("whole cloud (configuration created to %d components ready): %s", want, time.Since(start).Round(time.Second))
+	t.Logf("memory: %s", clusterMemory(t, c.env))
+	t.Logf("pods' memory (cgroup rss):\n%s", podMemory(ctx, t, c))
+
+	token := tokenFromPod(ctx, t, c)
+	t.Logf("keystone token issued in the cluster: %s...", token[:min(12, len(token))])
+
+	// Every service the cloud runs healthy in the validation agent's report.
+	var services []kupenstackv1.ServiceHealth
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var got kupenstackv1.KupenstackConfiguration
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			return false, nil
+		}
+		services = got.Status.Services
+		healthy := 0
+		for _, s := range services {
+			if s.Healthy {
+				healthy++
+			} else if s.Reason != "NotDeployed" {
+				return false, nil
+			}
+		}
+		return healthy > 0, nil
+	}); err != nil {
+		t.Errorf("services not all healthy: %+v", services)
+	}
+	var healthy []string
+	for _, s := range services {
+		t.Logf("service %s: healthy=%v %s %s (%d ms)", s.Name, s.Healthy, s.Reason, s.Message, s.LatencyMilliseconds)
+		if s.Healthy {
+			healthy = append(healthy, s.Name)
+		}
+	}
+	for _, s := range []string{"keystone", "glance", "placement", "nova", "neutron"} {
+		if !slices.Contains(healthy, s) {
+			t.Errorf("service %s not reported healthy", s)
+		}
+	}
+
+	deleteCloud(ctx, t, c, cl, cfg)
+	if err := hc.Uninstall("kupenstack"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wholeCloudSample reads config/samples/lcm/one-node.yaml: its profile, with every images.tags key
+// the 2025.1 release file maps and pull policy Never, in the operator's namespace; its
+// configuration, on this cluster's node, with the charts of the charts pod.
+func wholeCloudSample(t *testing.T, root, node string) (*kupenstackv1.OpenstackCloudConfigurationProfile, *kupenstackv1.KupenstackConfiguration) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "config", "samples", "lcm", "one-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var profile *kupenstackv1.OpenstackCloudConfigurationProfile
+	var cfg *kupenstackv1.KupenstackConfiguration
+	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		switch meta.Kind {
+		case "OpenstackCloudConfigurationProfile":
+			profile = &kupenstackv1.OpenstackCloudConfigurationProfile{}
+			err = yaml.UnmarshalStrict(doc, profile)
+		case "KupenstackConfiguration":
+			cfg = &kupenstackv1.KupenstackConfiguration{}
+			err = yaml.UnmarshalStrict(doc, cfg)
+		}
+		if err != nil {
+			t.Fatalf("one-node.yaml: %v", err)
+		}
+	}
+	if profile == nil || cfg == nil {
+		t.Fatal("one-node.yaml: want a profile and a configuration")
+	}
+	imagesDir := filepath.Join(root, "images")
+	recipes, err := imagebuild.LoadRecipes(imagesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, cfg.Spec.Release), recipes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile.Namespace = operatorNamespace
+	profile.Spec.ImagePullPolicy = corev1.PullNever
+	if profile.Spec.Components == nil {
+		profile.Spec.Components = map[string]kupenstackv1.ComponentProfile{}
+	}
+	for chart, images := range rel.Charts {
+		cp := profile.Spec.Components[chart]
+		cp.Images = images
+		profile.Spec.Components[chart] = cp
+	}
+	cfg.Spec.DefaultProfile = kupenstackv1.ProfileReference{Name: profile.Name, Namespace: profile.Namespace}
+	cfg.Spec.Charts = kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"}
+	if len(cfg.Spec.Nodes) != 1 {
+		t.Fatalf("one-node.yaml: %d nodes", len(cfg.Spec.Nodes))
+	}
+	cfg.Spec.Nodes[0].Name = node
+	if strings.TrimSpace(cfg.Spec.Release) != "2025.1" {
+		t.Fatalf("one-node.yaml: release %q, want the images' 2025.1", cfg.Spec.Release)
+	}
+	return profile, cfg
+}

@@ -15,6 +15,9 @@ AIO_STATE_DIR ?= /var/lib/kupenstack/openstack-aio
 export AIO_STATE_DIR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
+# The real cluster's suites make test runs (go test -run): the cluster and the host comparison,
+# the operator from its chart, the first deployment of the real charts by the operator.
+REAL_CLUSTER_TESTS ?= TestRealCluster|TestOperatorChart|TestFirstDeployment
 # make render: the sample cloud through the real OpenStack-Helm charts of its release (beside the checkout) unless told otherwise.
 RENDER_FILES ?= config/samples/lcm/cloud.yaml
 RENDER_CHARTS ?= ../shared/openstack-helm/2026.1.0
@@ -67,13 +70,15 @@ docker-build: ## Build the operator's container image IMG (needs docker or podma
 
 ##@ Test
 .PHONY: test
-test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed).
+test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed), then the real cluster's suites (root).
 	hack/prepare-tests.sh
 	@$(MAKE) --no-print-directory verify
-	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/reliability)
+	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/reliability -e /test/realcluster)
 	@# Alone, after the rest: it stops neutron-server for a minute, which other packages' tests would see.
 	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) ./test/reliability/
 	@$(MAKE) --no-print-directory fuzz
+	@# Last and alone: it changes the host while it runs (and puts it back).
+	@$(MAKE) --no-print-directory test-real-cluster RUN='$(REAL_CLUSTER_TESTS)'
 
 .PHONY: test-reliability
 test-reliability: ## The reliability suite alone: SIGKILLs, OpenStack faults through a proxy, Neutron stopped 60 s (make test runs it too).
@@ -171,7 +176,7 @@ real-cluster-down: ## Stop what real-cluster-up started and leave the host as fo
 	TOOLS=$(ENVTEST_ASSETS) hack/real-cluster.sh down
 
 .PHONY: test-real-cluster
-test-real-cluster: ## Test the real cluster (not part of test; changes the host while it runs): pods, Services, DNS, isolation, host left as found; the operator's image and chart; the first deployment (RUN=TestFirstDeployment for one).
+test-real-cluster: ## Test the real cluster (make test runs REAL_CLUSTER_TESTS; changes the host while it runs): pods, Services, DNS, isolation, host left as found; the operator's image and chart; the first deployment (RUN=TestFirstDeployment for one).
 	hack/install-test-tools.sh node
 	KUPENSTACK_REAL_CLUSTER=1 go test -count=1 -v -timeout 90m $(if $(RUN),-run '$(RUN)') ./test/realcluster/
 

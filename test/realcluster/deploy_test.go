@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,7 +88,7 @@ func TestFirstDeployment(t *testing.T) {
 	// The charts, served as a chart repository by a pod (pods reach no host service).
 	serveCharts(ctx, t, c, chartsDir)
 
-	hc := installOperator(ctx, t, c)
+	hc := installOperator(ctx, t, c, lcmOn)
 
 	// The profile: the release file's images, pull policy Never, one replica, the fixes above.
 	profile := oneNodeProfile(t, c.root)
@@ -152,9 +153,12 @@ func TestFirstDeployment(t *testing.T) {
 	}
 }
 
-// installOperator installs the operator from its chart (life-cycle on, probing every 10 s) and
-// waits until it runs; the client uninstalls it.
-func installOperator(ctx context.Context, t *testing.T, c *cluster) *helm.Client {
+// lcmOn: the life-cycle on, the validation agent probing every 10 s.
+var lcmOn = map[string]any{"lcm": "on", "validationPeriod": "10s", "logLevel": "info"}
+
+// installOperator installs the operator from its chart with the image imported and extra values
+// and waits until it runs; the client uninstalls it.
+func installOperator(ctx context.Context, t *testing.T, c *cluster, extra map[string]any) *helm.Client {
 	t.Helper()
 	restrictedNamespace(ctx, t, c.cs, operatorNamespace)
 	ch, err := loader.Load(filepath.Join(c.root, "charts", "kupenstack"))
@@ -165,10 +169,9 @@ func installOperator(ctx context.Context, t *testing.T, c *cluster) *helm.Client
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hc.Install(ctx, "kupenstack", ch, map[string]any{
-		"image": map[string]any{"repository": operatorRepository, "tag": operatorTag, "pullPolicy": "Never"},
-		"lcm":   "on", "validationPeriod": "10s", "logLevel": "info",
-	}, nil, "realcluster test"); err != nil {
+	values := map[string]any{"image": map[string]any{"repository": operatorRepository, "tag": operatorTag, "pullPolicy": "Never"}}
+	maps.Copy(values, extra)
+	if _, err := hc.Install(ctx, "kupenstack", ch, values, nil, "realcluster test"); err != nil {
 		t.Fatal(err)
 	}
 	checkOperator(ctx, t, c, operatorNamespace, "kupenstack", "kupenstack")

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	appsv1 "k8s.io/api/apps/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +22,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 )
 
 const (
@@ -140,21 +136,8 @@ func TestOperatorChart(t *testing.T) {
 	c.importImages(t, "kupenstack")
 
 	t.Run("helm", func(t *testing.T) {
-		restrictedNamespace(ctx, t, c.cs, operatorNamespace)
-		ch, err := loader.Load(filepath.Join(c.root, "charts", "kupenstack"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hc, err := helm.NewClient(c.cfg, operatorNamespace, logr.Discard())
-		if err != nil {
-			t.Fatal(err)
-		}
-		values := map[string]any{"image": map[string]any{"repository": operatorRepository, "tag": operatorTag, "pullPolicy": "Never"}}
 		start := time.Now()
-		if _, err := hc.Install(ctx, "kupenstack", ch, values, nil, "realcluster test"); err != nil {
-			t.Fatal(err)
-		}
-		checkOperator(ctx, t, c, operatorNamespace, "kupenstack", "kupenstack")
+		hc := installOperator(ctx, t, c, nil)
 		t.Logf("helm install to a Ready pod holding the lease: %s", time.Since(start).Round(100*time.Millisecond))
 		if err := hc.Uninstall("kupenstack"); err != nil {
 			t.Fatal(err)

@@ -63,7 +63,7 @@ func TestWholeCloud(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveCharts(ctx, t, c, chartsDir)
-	hc := installOperator(ctx, t, c)
+	hc := installOperator(ctx, t, c, lcmOn)
 
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil || len(nodes.Items) != 1 {

@@ -148,10 +148,11 @@ type KupenstackConfigurationSpec struct {
 	// install or upgrade. An upgrade that is not ready by then is rolled back to the last good
 	// revision (reason UpgradeFailed); a first install is reported (reason
 	// ProgressDeadlineExceeded) and still waited for, having nothing to go back to.
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="progressDeadline must be at least 10s"
+	// A duration (10m, 1h30m) between 10s and 24h.
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="progressDeadline must be between 10s and 24h"
 	// +kubebuilder:default="15m"
 	// +optional
-	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
+	ProgressDeadline *Duration `json:"progressDeadline,omitempty"`
 }
 
 // ComponentStatus is where one component (one Helm release) stands.

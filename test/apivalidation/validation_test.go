@@ -47,6 +47,22 @@ func expectAdmission(t *testing.T, err error, wantErr string) {
 	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
 		t.Fatalf("error %q does not say %q", err, wantErr)
 	}
+	if err != nil {
+		// What a CEL rule says when it was not guarded against a value of the wrong form.
+		for _, internal := range []string{"no such overload", "evaluation error", "type conversion", "failed to evaluate", "compilation"} {
+			if strings.Contains(err.Error(), internal) {
+				t.Fatalf("error %q shows the rule's internals (%s), not a message for the user", err, internal)
+			}
+		}
+	}
+}
+
+// expectOneMessage: the API server's answer names one mistake (no second rule tripping over it).
+func expectOneMessage(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && strings.Count(err.Error(), "Invalid value") > 1 {
+		t.Fatalf("one mistake, several messages: %v", err)
+	}
 }
 
 func ensureNamespace(t *testing.T) {
@@ -78,6 +94,20 @@ func TestCreateValidation(t *testing.T) {
 		{"mtu too small", "Network", "  mtu: 10\n", "spec.mtu"},
 		{"mtu ok", "Network", "  mtu: 1450\n", ""},
 		{"name too long", "Network", "  name: " + strings.Repeat("n", 256) + "\n", "spec.name"},
+		// Durations: parsed as Go parses them, within bounds, one message for one mistake.
+		{"resyncPeriod ok", "Network", "  resyncPeriod: 10m\n", ""},
+		{"resyncPeriod compound", "Network", "  resyncPeriod: 1h30m\n", ""},
+		{"resyncPeriod off", "Network", "  resyncPeriod: '0'\n", ""},
+		{"resyncPeriod zero seconds", "Network", "  resyncPeriod: 0s\n", ""},
+		{"resyncPeriod not a duration", "Network", "  resyncPeriod: every hour\n", "spec.resyncPeriod: Invalid value: \"every hour\": must be a duration such as 30s, 10m or 1h30m"},
+		{"resyncPeriod bare number", "Network", "  resyncPeriod: '600'\n", "must be a duration such as 30s"},
+		{"resyncPeriod days", "Network", "  resyncPeriod: 1d\n", "must be a duration such as 30s"},
+		{"resyncPeriod negative", "Network", "  resyncPeriod: -5m\n", "must be a duration such as 30s"},
+		{"resyncPeriod overflow", "Network", "  resyncPeriod: 99999999999999999999h\n", "must be a duration such as 30s"},
+		{"resyncPeriod hot loop", "Network", "  resyncPeriod: 100ms\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
+		{"resyncPeriod too long", "Network", "  resyncPeriod: 8760h\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
+		{"resyncPeriod on a VM", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  resyncPeriod: tomorrow\n", "must be a duration such as 30s"},
+		{"resyncPeriod on a Flavor", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  resyncPeriod: 1x\n", "must be a duration such as 30s"},
 		// Subnet.
 		{"subnet minimal", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", ""},
 		{"subnet without network", "Subnet", "  cidr: 10.0.0.0/24\n", "networkRef and cidr are required unless the subnet is imported"},
@@ -203,6 +233,7 @@ func TestCreateValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
 			expectAdmission(t, err, tt.wantErr)
+			expectOneMessage(t, err)
 		})
 	}
 }

@@ -93,7 +93,7 @@ type FlavorStatus struct {
 // grant create/update on flavors to cloud admins only.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=osflavor,categories=openstack
+// +kubebuilder:resource:scope=Cluster,shortName=osflavor,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="VCPUs",type=integer,JSONPath=`.status.resource.vcpus`
 // +kubebuilder:printcolumn:name="RAM MiB",type=integer,JSONPath=`.status.resource.ramMiB`

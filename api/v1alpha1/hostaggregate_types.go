@@ -59,7 +59,7 @@ type HostAggregateStatus struct {
 // VirtualMachines can be placed with hostAggregateRef. Cluster-scoped: it is cloud-wide.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=osagg,categories=openstack
+// +kubebuilder:resource:scope=Cluster,shortName=osagg,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.status.resource.availabilityZone`
 // +kubebuilder:printcolumn:name="Hosts",type=string,JSONPath=`.status.resource.hosts`

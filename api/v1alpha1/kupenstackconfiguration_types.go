@@ -211,7 +211,7 @@ type KupenstackConfigurationStatus struct {
 // named kupenstack.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=openstack,shortName=ksconfig
+// +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=ksconfig
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'kupenstack'",message="there is one KupenstackConfiguration per cluster and it must be named kupenstack"
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`

@@ -54,7 +54,7 @@ type ProjectStatus struct {
 // per namespace that uses KupenStack; users read it and never need to write it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=openstack
+// +kubebuilder:resource:scope=Cluster,categories=openstack-admin
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.namespace",message="a Project is named after its namespace"
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.namespace`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`

@@ -50,8 +50,8 @@ type Env struct {
 	cluster bool
 	// aggregate also runs the ClusterRole aggregation controller (WithRoleAggregation).
 	aggregate bool
-	nodes   []Node
-	procs   processes
+	nodes     []Node
+	procs     processes
 	// wrapClient, if set, wraps the manager's client (fault injection).
 	wrapClient func(client.Client) client.Client
 	// logOut, if set, also receives the log.

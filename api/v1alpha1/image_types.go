@@ -51,11 +51,13 @@ type ImageSpec struct {
 	// MinDiskGiB a server's root disk needs to boot the image.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	MinDiskGiB int `json:"minDiskGiB,omitempty"`
 
 	// MinRAMMiB a server needs to boot the image.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	MinRAMMiB int `json:"minRamMiB,omitempty"`
 
 	// Properties of the image in Glance (e.g. hw_disk_bus: scsi, os_distro: ubuntu); reconciled

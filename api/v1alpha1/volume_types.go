@@ -31,6 +31,7 @@ type VolumeSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="sizeGiB can grow but never shrink"
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	SizeGiB int `json:"sizeGiB,omitempty"`
 
 	// VolumeType in Cinder (name or ID); the cloud's default when unset. Immutable.

@@ -13,6 +13,7 @@ type SecurityGroupSpec struct {
 	// Name in OpenStack; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -82,6 +83,7 @@ type SecurityGroupRule struct {
 	// RemoteGroupRef names a SecurityGroup in the same namespace (this group's own name allowed)
 	// whose members the traffic comes from or goes to.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	RemoteGroupRef string `json:"remoteGroupRef,omitempty"`
 

@@ -176,6 +176,11 @@ func TestCreateValidation(t *testing.T) {
 		// KeyPair.
 		{"keypair ok", "KeyPair", "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n", ""},
 		{"keypair not a key", "KeyPair", "  publicKey: hello-this-is-not-a-key\n", "publicKey must be an OpenSSH public key or a PEM certificate"},
+		{"keypair type mismatch", "KeyPair", "  publicKey: ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n", "publicKey must be an OpenSSH public key or a PEM certificate"},
+		{"keypair two lines", "KeyPair", "  publicKey: \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a\\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 b\"\n", "publicKey must be an OpenSSH public key"},
+		{"keypair not base64", "KeyPair", "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5!!!!\n", "publicKey must be an OpenSSH public key"},
+		{"keypair trailing newline", "KeyPair", "  publicKey: \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\\n\"\n", ""},
+		{"keypair ecdsa", "KeyPair", "  publicKey: ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV0U2w0WZ2YB/++Tpockg= x\n", ""},
 		{"keypair without key", "KeyPair", "  type: ssh\n", "publicKey is required unless the key pair is imported"},
 		{"keypair bad type", "KeyPair", "  publicKey: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ x\n  type: pgp\n", `Unsupported value: "pgp"`},
 		// Port and FloatingIP.

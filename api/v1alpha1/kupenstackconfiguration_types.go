@@ -100,9 +100,12 @@ type KupenstackConfigurationSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}\\\\.[12]$')",message="release must look like 2026.1"
 	Release string `json:"release"`
 
-	// Namespace the OpenStack services are deployed to.
+	// Namespace the OpenStack services are deployed to. Immutable: moving a running cloud to
+	// another namespace is not supported.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="namespace is immutable"
 	// +kubebuilder:default=openstack
 	// +optional
 	Namespace string `json:"namespace,omitempty"`

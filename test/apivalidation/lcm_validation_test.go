@@ -57,6 +57,7 @@ func TestLCMCreateValidation(t *testing.T) {
 		{"config components and optional", cfg, "kupenstack", base + "  components: [mariadb]\n  optionalComponents: [horizon]\n", "set components (the whole list) or optionalComponents"},
 		{"config progress deadline", cfg, "kupenstack", base + "  progressDeadline: 20m\n", ""},
 		{"config progress deadline too short", cfg, "kupenstack", base + "  progressDeadline: 5s\n", "progressDeadline must be between 10s and 24h"},
+		{"config namespace not a name", cfg, "kupenstack", base + "  namespace: OpenStack\n", "namespace must be a namespace name"},
 		{"config progress deadline too long", cfg, "kupenstack", base + "  progressDeadline: 48h\n", "progressDeadline must be between 10s and 24h"},
 		{"config progress deadline not a duration", cfg, "kupenstack", base + "  progressDeadline: soon\n", "spec.progressDeadline: Invalid value: \"soon\": must be a duration such as 30s"},
 		{"node type and roles", cfg, "kupenstack", base + "  nodes: [{name: a, type: compute, roles: [compute]}]\n", "a node needs exactly one of type"},

@@ -41,10 +41,11 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: chart
-chart: manifests ## Copy the generated CRDs and ClusterRole rules into the Helm chart (charts/kupenstack).
+chart: manifests ## Copy the generated CRDs, ClusterRole rules and tenant roles into the Helm chart (charts/kupenstack).
 	rm -f $(CHART)/crds/*.yaml
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 	cp config/rbac/role.yaml $(CHART)/files/clusterrole.yaml
+	cp config/rbac/tenant_view_role.yaml config/rbac/tenant_edit_role.yaml $(CHART)/files/
 
 .PHONY: verify
 verify: generate manifests chart ## Fail when generated files are stale, code is not gofmt'ed or go vet complains.

@@ -205,7 +205,7 @@ up() {
   step "namespace $SAMPLES_NS: network, router, security group, key pair, image, volumes, VMs (config/samples)" \
     "$LOGS/samples.log" samples
   echo
-  kubectl get openstack -A
+  kubectl get openstack-admin,openstack -A
   cat <<EOF
 
 Everything above is Ready. Real: the Kubernetes API server and controllers, the OpenStack APIs
@@ -272,7 +272,7 @@ status() {
   if operator_running; then echo "operator running (pid $(<"$STATE/kupenstack.pid"), log $LOGS/operator.log)"
   else echo "operator NOT running"; fi
   TOOLS=$TOOLS "$ROOT/hack/local-cluster.sh" status || true
-  if kubectl get --raw /readyz >/dev/null 2>&1; then kubectl get openstack -A; fi
+  if kubectl get --raw /readyz >/dev/null 2>&1; then kubectl get openstack-admin,openstack -A; fi
 }
 
 # Sourced (test/quickstart does, to test the operator's start and stop): functions only.

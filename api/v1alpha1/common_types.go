@@ -42,6 +42,7 @@ type ImportSpec struct {
 }
 
 // ManagedSpec are the fields every OpenStack resource kind shares: how KupenStack manages it.
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.import) == has(self.import)",message="import is immutable: it cannot be added or removed after creation"
 type ManagedSpec struct {
 	// ManagementPolicy: managed (default) or unmanaged (observe an imported resource only).
 	// +kubebuilder:default=managed
@@ -58,10 +59,12 @@ type ManagedSpec struct {
 	// +optional
 	Import *ImportSpec `json:"import,omitempty"`
 
-	// ResyncPeriod: how often OpenStack is compared with the spec to find drift; 0 turns it off.
-	// Defaults to the operator's --resync-period (10 minutes).
+	// ResyncPeriod: how often OpenStack is compared with the spec to find drift, as a duration
+	// (30s, 10m, 1h); 0 turns it off, otherwise between 1s and 720h (30 days). Defaults to the
+	// operator's --resync-period (10 minutes).
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) == duration('0s') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="resyncPeriod must be 0 (off) or between 1s and 720h"
 	// +optional
-	ResyncPeriod *metav1.Duration `json:"resyncPeriod,omitempty"`
+	ResyncPeriod *Duration `json:"resyncPeriod,omitempty"`
 }
 
 // ManagedStatus is the status every OpenStack resource kind shares.

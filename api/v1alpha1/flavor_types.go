@@ -8,7 +8,8 @@ import (
 // visibility are immutable; description and extra specs can change.
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Flavor must import an existing flavor"
 // +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.vcpus) && has(self.ramMiB))",message="vcpus and ramMiB are required unless the flavor is imported"
-// +kubebuilder:validation:XValidation:rule="(has(oldSelf.vcpus) == has(self.vcpus)) && (has(oldSelf.ramMiB) == has(self.ramMiB)) && (has(oldSelf.diskGiB) == has(self.diskGiB))",message="flavor sizes are immutable"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.vcpus) == has(self.vcpus)) && (has(oldSelf.ramMiB) == has(self.ramMiB)) && (has(oldSelf.diskGiB) == has(self.diskGiB)) && (has(oldSelf.ephemeralGiB) == has(self.ephemeralGiB)) && (has(oldSelf.swapMiB) == has(self.swapMiB))",message="flavor sizes are immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.name) == has(self.name)",message="name is immutable"
 type FlavorSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -16,6 +17,7 @@ type FlavorSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="name is immutable"
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -35,24 +37,28 @@ type FlavorSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ramMiB is immutable"
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	RAMMiB int `json:"ramMiB,omitempty"`
 
 	// DiskGiB of the root disk; 0 means servers must boot from a volume. Immutable.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="diskGiB is immutable"
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	DiskGiB int `json:"diskGiB,omitempty"`
 
 	// EphemeralGiB of the ephemeral disk. Immutable.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ephemeralGiB is immutable"
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	EphemeralGiB int `json:"ephemeralGiB,omitempty"`
 
 	// SwapMiB of swap. Immutable.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="swapMiB is immutable"
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	SwapMiB int `json:"swapMiB,omitempty"`
 
 	// IsPublic: every project may use it (default). Immutable.
@@ -93,7 +99,7 @@ type FlavorStatus struct {
 // grant create/update on flavors to cloud admins only.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=osflavor,categories=openstack
+// +kubebuilder:resource:scope=Cluster,shortName=osflavor,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="VCPUs",type=integer,JSONPath=`.status.resource.vcpus`
 // +kubebuilder:printcolumn:name="RAM MiB",type=integer,JSONPath=`.status.resource.ramMiB`

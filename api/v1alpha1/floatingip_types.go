@@ -8,6 +8,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged FloatingIP must import an existing floating IP"
 // +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef)",message="floatingNetworkRef is required unless the floating IP is imported"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingNetworkRef) == has(self.floatingNetworkRef)",message="floatingNetworkRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingIPAddress) == has(self.floatingIPAddress)",message="floatingIPAddress is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(self.fixedIPAddress) || has(self.portRef)",message="fixedIPAddress needs portRef"
 type FloatingIPSpec struct {
 	ManagedSpec `json:",inline"`
@@ -21,6 +22,7 @@ type FloatingIPSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="floatingNetworkRef is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	FloatingNetworkRef string `json:"floatingNetworkRef,omitempty"`
 
@@ -33,6 +35,7 @@ type FloatingIPSpec struct {
 
 	// PortRef names the Port object to associate with; unset leaves the address unassociated.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	PortRef string `json:"portRef,omitempty"`
 

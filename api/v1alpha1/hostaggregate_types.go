@@ -15,6 +15,7 @@ type HostAggregateSpec struct {
 	// nova-compute become the aggregate's hosts, and it follows label changes.
 	// +kubebuilder:validation:MinProperties=1
 	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="nodeSelector keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
@@ -59,7 +60,7 @@ type HostAggregateStatus struct {
 // VirtualMachines can be placed with hostAggregateRef. Cluster-scoped: it is cloud-wide.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=osagg,categories=openstack
+// +kubebuilder:resource:scope=Cluster,shortName=osagg,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.status.resource.availabilityZone`
 // +kubebuilder:printcolumn:name="Hosts",type=string,JSONPath=`.status.resource.hosts`

@@ -16,6 +16,7 @@ type ImageSpec struct {
 	// Name in Glance; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -51,11 +52,13 @@ type ImageSpec struct {
 	// MinDiskGiB a server's root disk needs to boot the image.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	MinDiskGiB int `json:"minDiskGiB,omitempty"`
 
 	// MinRAMMiB a server needs to boot the image.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	MinRAMMiB int `json:"minRamMiB,omitempty"`
 
 	// Properties of the image in Glance (e.g. hw_disk_bus: scsi, os_distro: ubuntu); reconciled
@@ -76,10 +79,14 @@ type ImageSpec struct {
 // ImageSource is where the operator downloads the image data from.
 type ImageSource struct {
 	// URL of the data (http or https). The operator fetches it itself, from its own network;
-	// credentials in the URL are never shown in status or Events.
+	// credentials in the URL are never shown in status or Events. It must be a public address:
+	// loopback, link-local (cloud metadata), private and other internal addresses are refused,
+	// here when the URL names one and at download time for what a host name resolves to and
+	// for redirects, unless the admin allowed the range (--image-source-allowed-cidrs).
 	// +kubebuilder:validation:MinLength=8
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="url must be an http or https URL"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(?i)https?://([^/?#@]*@)?(localhost|[^/?#@:]*[.]localhost|127([.][0-9]+){3}|0[.]0[.]0[.]0|169[.]254([.][0-9]+){2}|[[](::1?|::ffff:127[.][0-9.]+|::ffff:169[.]254[.][0-9.]+|fe[89ab][0-9a-f]:[0-9a-f:.%]*)[^0-9a-f:.%])(:[0-9]*)?([/?#]|$)')",message="url must not name the operator's own host (localhost, loopback) or a link-local address such as the cloud's metadata service"
 	URL string `json:"url"`
 
 	// SHA256 of the data, hex. When set, data whose checksum differs is never activated.

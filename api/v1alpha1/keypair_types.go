@@ -16,7 +16,7 @@ type KeyPairSpec struct {
 	// +kubebuilder:validation:MinLength=16
 	// +kubebuilder:validation:MaxLength=16384
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="publicKey is immutable"
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('ssh-') || self.startsWith('ecdsa-') || self.startsWith('sk-') || self.startsWith('-----BEGIN CERTIFICATE-----')",message="publicKey must be an OpenSSH public key or a PEM certificate"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-----BEGIN CERTIFICATE-----') || self.matches('^(ssh-rsa AAAAB3NzaC1yc2E|ssh-dss AAAAB3NzaC1kc3M|ssh-ed25519 AAAAC3NzaC1lZDI1NTE5|ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTY|ecdsa-sha2-nistp384 AAAAE2VjZHNhLXNoYTItbmlzdHAzODQ|ecdsa-sha2-nistp521 AAAAE2VjZHNhLXNoYTItbmlzdHA1MjE|sk-[a-z0-9-]+@openssh[.]com AAAA)[A-Za-z0-9+/]*={0,2}( [^\\n]*)?\\n?$')",message="publicKey must be an OpenSSH public key or a PEM certificate: one line of key type, base64 key data of that type and an optional comment"
 	// +optional
 	PublicKey string `json:"publicKey,omitempty"`
 

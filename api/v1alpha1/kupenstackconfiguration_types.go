@@ -100,9 +100,12 @@ type KupenstackConfigurationSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}\\\\.[12]$')",message="release must look like 2026.1"
 	Release string `json:"release"`
 
-	// Namespace the OpenStack services are deployed to.
+	// Namespace the OpenStack services are deployed to. Immutable: moving a running cloud to
+	// another namespace is not supported.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="namespace is immutable"
 	// +kubebuilder:default=openstack
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
@@ -148,10 +151,11 @@ type KupenstackConfigurationSpec struct {
 	// install or upgrade. An upgrade that is not ready by then is rolled back to the last good
 	// revision (reason UpgradeFailed); a first install is reported (reason
 	// ProgressDeadlineExceeded) and still waited for, having nothing to go back to.
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="progressDeadline must be at least 10s"
+	// A duration (10m, 1h30m) between 10s and 24h.
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="progressDeadline must be between 10s and 24h"
 	// +kubebuilder:default="15m"
 	// +optional
-	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
+	ProgressDeadline *Duration `json:"progressDeadline,omitempty"`
 }
 
 // ComponentStatus is where one component (one Helm release) stands.
@@ -210,7 +214,7 @@ type KupenstackConfigurationStatus struct {
 // named kupenstack.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=openstack,shortName=ksconfig
+// +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=ksconfig
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'kupenstack'",message="there is one KupenstackConfiguration per cluster and it must be named kupenstack"
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`

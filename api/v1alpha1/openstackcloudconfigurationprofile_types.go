@@ -115,7 +115,7 @@ type OpenstackCloudConfigurationProfileStatus struct {
 // KupenstackConfiguration names one as its defaultProfile and nodes may name their own.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=openstack,shortName=occp
+// +kubebuilder:resource:categories=openstack-admin,shortName=occp
 // +kubebuilder:printcolumn:name="Debug",type=boolean,JSONPath=`.spec.debug`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Registry",type=string,JSONPath=`.spec.imageRegistry`,priority=1

@@ -130,7 +130,7 @@ type OpenstackComponentStatus struct {
 // Helm release. The operator keeps one per enabled component of the KupenstackConfiguration.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=openstack,shortName=oscomp
+// +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=oscomp
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.chartVersion`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`

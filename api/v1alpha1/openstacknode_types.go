@@ -84,7 +84,7 @@ type OpenstackNodeStatus struct {
 // deletes it from the KupenstackConfiguration's nodes; users only read it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=openstack,shortName=osnode
+// +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=osnode
 // +kubebuilder:printcolumn:name="Roles",type=string,JSONPath=`.spec.roles`
 // +kubebuilder:printcolumn:name="Disabled",type=boolean,JSONPath=`.spec.disabled`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

@@ -15,6 +15,7 @@ type PortSpec struct {
 	// Name in OpenStack; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -27,6 +28,7 @@ type PortSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networkRef is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	NetworkRef string `json:"networkRef,omitempty"`
 
@@ -39,6 +41,8 @@ type PortSpec struct {
 	// SecurityGroupRefs name SecurityGroup objects; the network's default applies when unset.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.all(r, r.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'))",message="each item must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	SecurityGroupRefs []string `json:"securityGroupRefs,omitempty"`
 
@@ -69,6 +73,7 @@ type PortFixedIP struct {
 	// SubnetRef names a Subnet object of the port's network.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	SubnetRef string `json:"subnetRef"`
 	// IPAddress to use; Neutron picks a free one when unset.
 	// +kubebuilder:validation:MaxLength=45

@@ -20,6 +20,7 @@ type ProjectSpec struct {
 	// It always equals the Project's own name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="namespace is immutable"
 	Namespace string `json:"namespace"`
 }
@@ -54,7 +55,7 @@ type ProjectStatus struct {
 // per namespace that uses KupenStack; users read it and never need to write it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories=openstack
+// +kubebuilder:resource:scope=Cluster,categories=openstack-admin
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.namespace",message="a Project is named after its namespace"
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.namespace`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`

@@ -13,6 +13,7 @@ type SecurityGroupSpec struct {
 	// Name in OpenStack; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -34,12 +35,18 @@ type SecurityGroupSpec struct {
 	Tags []NeutronTag `json:"tags,omitempty"`
 }
 
-// SecurityGroupRule allows one kind of traffic.
-// +kubebuilder:validation:XValidation:rule="!has(self.portRangeMin) || (has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite'])",message="port ranges need a protocol with ports (tcp, udp, sctp, dccp, udplite)"
-// +kubebuilder:validation:XValidation:rule="has(self.portRangeMin) == has(self.portRangeMax)",message="portRangeMin and portRangeMax go together"
-// +kubebuilder:validation:XValidation:rule="!has(self.portRangeMin) || self.portRangeMin <= self.portRangeMax",message="portRangeMin must not exceed portRangeMax"
+// SecurityGroupRule allows one kind of traffic. For tcp, udp, sctp, dccp and udplite,
+// portRangeMin and portRangeMax bound the destination ports; for icmp and ipv6-icmp they are the
+// ICMP type and code (as in Neutron).
+// +kubebuilder:validation:XValidation:rule="!(has(self.portRangeMin) || has(self.portRangeMax)) || (has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || (has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp'])",message="port ranges need a protocol with ports (tcp, udp, sctp, dccp, udplite), or icmp/ipv6-icmp for an ICMP type and code"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || has(self.portRangeMin) == has(self.portRangeMax)",message="portRangeMin and portRangeMax go together"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || !has(self.portRangeMin) || !has(self.portRangeMax) || self.portRangeMin <= self.portRangeMax",message="portRangeMin must not exceed portRangeMax"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || ((!has(self.portRangeMin) || self.portRangeMin >= 1) && (!has(self.portRangeMax) || self.portRangeMax >= 1))",message="ports are 1 to 65535 (0 is not a port)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || ((!has(self.portRangeMin) || self.portRangeMin <= 255) && (!has(self.portRangeMax) || self.portRangeMax <= 255))",message="an ICMP type (portRangeMin) and code (portRangeMax) are 0 to 255"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || !has(self.portRangeMax) || has(self.portRangeMin)",message="an ICMP code (portRangeMax) needs a type (portRangeMin)"
+// +kubebuilder:validation:XValidation:rule="!has(self.protocol) || self.protocol != 'ipv6-icmp' || (has(self.ethertype) && self.ethertype == 'IPv6')",message="protocol ipv6-icmp needs ethertype IPv6"
 // +kubebuilder:validation:XValidation:rule="!(has(self.remoteIPPrefix) && has(self.remoteGroupRef))",message="remoteIPPrefix and remoteGroupRef are mutually exclusive"
-// +kubebuilder:validation:XValidation:rule="!has(self.remoteIPPrefix) || (cidr(self.remoteIPPrefix).ip().family() == 6) == (has(self.ethertype) && self.ethertype == 'IPv6')",message="remoteIPPrefix does not match the ethertype"
+// +kubebuilder:validation:XValidation:rule="!has(self.remoteIPPrefix) || !isCIDR(self.remoteIPPrefix) || (cidr(self.remoteIPPrefix).ip().family() == 6) == (has(self.ethertype) && self.ethertype == 'IPv6')",message="remoteIPPrefix does not match the ethertype"
 type SecurityGroupRule struct {
 	// Direction of the traffic: ingress or egress.
 	// +kubebuilder:validation:Enum=ingress;egress
@@ -56,12 +63,13 @@ type SecurityGroupRule struct {
 	// +optional
 	Protocol string `json:"protocol,omitempty"`
 
-	// PortRangeMin and PortRangeMax bound the destination ports (for protocols with ports).
-	// +kubebuilder:validation:Minimum=1
+	// PortRangeMin: the first destination port (1-65535), or the ICMP type (0-255).
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	PortRangeMin *int `json:"portRangeMin,omitempty"`
-	// +kubebuilder:validation:Minimum=1
+	// PortRangeMax: the last destination port (1-65535), or the ICMP code (0-255).
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	PortRangeMax *int `json:"portRangeMax,omitempty"`
@@ -75,6 +83,7 @@ type SecurityGroupRule struct {
 	// RemoteGroupRef names a SecurityGroup in the same namespace (this group's own name allowed)
 	// whose members the traffic comes from or goes to.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	RemoteGroupRef string `json:"remoteGroupRef,omitempty"`
 

@@ -8,17 +8,23 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Subnet must import an existing subnet"
 // +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.networkRef) && has(self.cidr))",message="networkRef and cidr are required unless the subnet is imported"
 // +kubebuilder:validation:XValidation:rule="!(has(self.gatewayIP) && has(self.disableGateway) && self.disableGateway)",message="gatewayIP and disableGateway are mutually exclusive"
-// +kubebuilder:validation:XValidation:rule="!has(self.ipVersion) || !has(self.cidr) || cidr(self.cidr).ip().family() == self.ipVersion",message="ipVersion does not match the cidr"
-// +kubebuilder:validation:XValidation:rule="!has(self.gatewayIP) || !has(self.cidr) || cidr(self.cidr).containsIP(self.gatewayIP)",message="gatewayIP must be inside the cidr"
-// +kubebuilder:validation:XValidation:rule="!has(self.cidr) || !has(self.allocationPools) || self.allocationPools.all(p, cidr(self.cidr).containsIP(p.start) && cidr(self.cidr).containsIP(p.end))",message="allocation pools must be inside the cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.ipVersion) || !has(self.cidr) || !isCIDR(self.cidr) || cidr(self.cidr).ip().family() == self.ipVersion",message="ipVersion does not match the cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.gatewayIP) || !has(self.cidr) || !isCIDR(self.cidr) || !isIP(self.gatewayIP) || cidr(self.cidr).containsIP(self.gatewayIP)",message="gatewayIP must be inside the cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.cidr) || !isCIDR(self.cidr) || !has(self.allocationPools) || self.allocationPools.all(p, !isIP(p.start) || !isIP(p.end) || ip(p.start).family() != ip(p.end).family() || (cidr(self.cidr).containsIP(p.start) && cidr(self.cidr).containsIP(p.end)))",message="allocation pools must be inside the cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.cidr) || !isCIDR(self.cidr) || !cidr(self.cidr.split('/')[0] + (cidr(self.cidr).ip().family() == 4 ? '/32' : '/128')).containsIP(cidr(self.cidr).masked().ip()) || !has(self.allocationPools) || self.allocationPools.all(p, !isIP(p.start) || !isIP(p.end) || ip(p.start).family() != ip(p.end).family() || !cidr(self.cidr).containsIP(p.start) || !cidr(self.cidr).containsIP(p.end) || !cidr(p.start + (ip(p.start).family() == 4 ? '/32' : '/128')).containsIP(self.cidr.split('/')[0]))",message="an allocation pool cannot start at the cidr's network address"
+// +kubebuilder:validation:XValidation:rule="!has(self.cidr) || !isCIDR(self.cidr) || !cidr(self.cidr.split('/')[0] + (cidr(self.cidr).ip().family() == 4 ? '/32' : '/128')).containsIP(cidr(self.cidr).masked().ip()) || !has(self.allocationPools) || self.allocationPools.all(p, !isIP(p.start) || !isIP(p.end) || ip(p.start).family() != ip(p.end).family() || !cidr(self.cidr).containsIP(p.start) || !cidr(self.cidr).containsIP(p.end) || ip(p.end).family() == 6 || (int(p.end.split('.')[0]) * 16777216 + int(p.end.split('.')[1]) * 65536 + int(p.end.split('.')[2]) * 256 + int(p.end.split('.')[3])) % [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 8388608, 16777216, 33554432, 67108864, 134217728, 268435456, 536870912, 1073741824, 2147483648, 4294967296][32 - cidr(self.cidr).prefixLength()] < [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 8388608, 16777216, 33554432, 67108864, 134217728, 268435456, 536870912, 1073741824, 2147483648, 4294967296][32 - cidr(self.cidr).prefixLength()] - 1)",message="an IPv4 allocation pool cannot include the broadcast address"
+// +kubebuilder:validation:XValidation:rule="!has(self.allocationPools) || self.allocationPools.all(p, !(isIP(p.start) && isIP(p.end) && ip(p.start).family() == 4 && ip(p.end).family() == 4) || (int(p.start.split('.')[0]) * 16777216 + int(p.start.split('.')[1]) * 65536 + int(p.start.split('.')[2]) * 256 + int(p.start.split('.')[3])) > (int(p.end.split('.')[0]) * 16777216 + int(p.end.split('.')[1]) * 65536 + int(p.end.split('.')[2]) * 256 + int(p.end.split('.')[3])) || self.allocationPools.filter(q, (isIP(q.start) && isIP(q.end) && ip(q.start).family() == 4 && ip(q.end).family() == 4) && (int(q.start.split('.')[0]) * 16777216 + int(q.start.split('.')[1]) * 65536 + int(q.start.split('.')[2]) * 256 + int(q.start.split('.')[3])) <= (int(p.end.split('.')[0]) * 16777216 + int(p.end.split('.')[1]) * 65536 + int(p.end.split('.')[2]) * 256 + int(p.end.split('.')[3])) && (int(p.start.split('.')[0]) * 16777216 + int(p.start.split('.')[1]) * 65536 + int(p.start.split('.')[2]) * 256 + int(p.start.split('.')[3])) <= (int(q.end.split('.')[0]) * 16777216 + int(q.end.split('.')[1]) * 65536 + int(q.end.split('.')[2]) * 256 + int(q.end.split('.')[3]))).size() == 1)",message="allocation pools must not overlap"
+// +kubebuilder:validation:XValidation:rule="!has(self.gatewayIP) || !isIP(self.gatewayIP) || !has(self.allocationPools) || self.allocationPools.all(p, !isIP(p.start) || !isIP(p.end) || (!cidr(self.gatewayIP + (ip(self.gatewayIP).family() == 4 ? '/32' : '/128')).containsIP(p.start) && !cidr(self.gatewayIP + (ip(self.gatewayIP).family() == 4 ? '/32' : '/128')).containsIP(p.end) && (!(isIP(p.start) && isIP(p.end) && ip(p.start).family() == 4 && ip(p.end).family() == 4) || ip(self.gatewayIP).family() != 4 || (int(self.gatewayIP.split('.')[0]) * 16777216 + int(self.gatewayIP.split('.')[1]) * 65536 + int(self.gatewayIP.split('.')[2]) * 256 + int(self.gatewayIP.split('.')[3])) < (int(p.start.split('.')[0]) * 16777216 + int(p.start.split('.')[1]) * 65536 + int(p.start.split('.')[2]) * 256 + int(p.start.split('.')[3])) || (int(self.gatewayIP.split('.')[0]) * 16777216 + int(self.gatewayIP.split('.')[1]) * 65536 + int(self.gatewayIP.split('.')[2]) * 256 + int(self.gatewayIP.split('.')[3])) > (int(p.end.split('.')[0]) * 16777216 + int(p.end.split('.')[1]) * 65536 + int(p.end.split('.')[2]) * 256 + int(p.end.split('.')[3])))))",message="gatewayIP must not be inside an allocation pool"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.networkRef) == has(self.networkRef)",message="networkRef is immutable"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.cidr) == has(self.cidr)",message="cidr is immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.ipVersion) == has(self.ipVersion)",message="ipVersion is immutable"
 type SubnetSpec struct {
 	ManagedSpec `json:",inline"`
 
 	// Name in OpenStack; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -31,12 +37,15 @@ type SubnetSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networkRef is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	NetworkRef string `json:"networkRef,omitempty"`
 
 	// CIDR of the subnet, e.g. 10.0.0.0/24 or fd00::/64. Immutable.
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="cidr must be an IPv4 or IPv6 CIDR"
+	// +kubebuilder:validation:XValidation:rule="!isCIDR(self) || cidr(self) == cidr(self).masked()",message="cidr has host bits set: write the network address (10.0.0.0/24, not 10.0.0.1/24)"
+	// +kubebuilder:validation:XValidation:rule="!isCIDR(self) || cidr(self).prefixLength() > 0",message="cidr prefix length 0 is not allowed (Neutron refuses it)"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cidr is immutable"
 	// +optional
 	CIDR string `json:"cidr,omitempty"`
@@ -84,7 +93,8 @@ type SubnetSpec struct {
 }
 
 // AllocationPool is an inclusive range of addresses.
-// +kubebuilder:validation:XValidation:rule="ip(self.start).family() == ip(self.end).family()",message="start and end must be of the same IP version"
+// +kubebuilder:validation:XValidation:rule="!isIP(self.start) || !isIP(self.end) || ip(self.start).family() == ip(self.end).family()",message="start and end must be of the same IP version"
+// +kubebuilder:validation:XValidation:rule="!(isIP(self.start) && isIP(self.end) && ip(self.start).family() == 4 && ip(self.end).family() == 4) || (int(self.start.split('.')[0]) * 16777216 + int(self.start.split('.')[1]) * 65536 + int(self.start.split('.')[2]) * 256 + int(self.start.split('.')[3])) <= (int(self.end.split('.')[0]) * 16777216 + int(self.end.split('.')[1]) * 65536 + int(self.end.split('.')[2]) * 256 + int(self.end.split('.')[3]))",message="start must not be after end"
 type AllocationPool struct {
 	// +kubebuilder:validation:MaxLength=45
 	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="start must be an IP address"

@@ -30,16 +30,18 @@ type VirtualMachineSetStrategy struct {
 
 // RollingUpdateVirtualMachineSet bounds a rolling update, as for a Deployment: a number or a
 // percentage of replicas (surge rounds up, unavailable rounds down).
-// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || self.maxSurge != 0 || self.maxUnavailable != 0",message="maxSurge and maxUnavailable cannot both be 0"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !(type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge.matches('^0+%$')) || !(type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable.matches('^0+%$'))",message="maxSurge and maxUnavailable cannot both be 0 (or 0%)"
 type RollingUpdateVirtualMachineSet struct {
-	// MaxSurge: how many VMs above replicas may exist during an update (default 25%).
+	// MaxSurge: how many VMs above replicas may exist during an update (default 25%): a number
+	// (0-1000) or a percentage of replicas (0%-1000%).
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="maxSurge must be a non-negative number or a percentage"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 1000 : self.matches('^[0-9]{1,4}%$') && int(self.replace('%', '')) <= 1000",message="maxSurge must be a number from 0 to 1000 or a percentage from 0% to 1000%"
 	// +optional
 	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
-	// MaxUnavailable: how many VMs below replicas may be unavailable during an update (default 25%).
+	// MaxUnavailable: how many VMs below replicas may be unavailable during an update (default
+	// 25%): a number (0-1000) or a percentage of replicas (0%-100%).
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="maxUnavailable must be a non-negative number or a percentage"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 1000 : self.matches('^[0-9]{1,3}%$') && int(self.replace('%', '')) <= 100",message="maxUnavailable must be a number from 0 to 1000 or a percentage from 0% to 100%"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
@@ -69,8 +71,8 @@ type VirtualMachineTemplateMeta struct {
 type VirtualMachineSetSpec struct {
 	// Replicas: how many VMs (default 1). Also set through the scale subresource
 	// (kubectl scale vmset/NAME --replicas=N).
+	// (Not negative: the API server's scale check says so, with one message.)
 	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
@@ -86,8 +88,9 @@ type VirtualMachineSetSpec struct {
 	// +optional
 	Strategy VirtualMachineSetStrategy `json:"strategy,omitempty"`
 
-	// MinReadySeconds: how long a VM must be Ready to count as available.
+	// MinReadySeconds: how long a VM must be Ready to count as available (at most a day).
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
 	// +optional
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
 }

@@ -18,6 +18,7 @@ type VolumeSpec struct {
 	// Name in Cinder; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == self.trim() && !self.matches('[[:cntrl:]]')",message="name must not start or end with whitespace or contain control characters"
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -31,6 +32,7 @@ type VolumeSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="sizeGiB can grow but never shrink"
 	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
 	SizeGiB int `json:"sizeGiB,omitempty"`
 
 	// VolumeType in Cinder (name or ID); the cloud's default when unset. Immutable.
@@ -46,6 +48,7 @@ type VolumeSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="imageRef is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	ImageRef string `json:"imageRef,omitempty"`
 
@@ -53,6 +56,7 @@ type VolumeSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="availabilityZone is immutable"
+	// +kubebuilder:validation:XValidation:rule="!self.contains(':')",message="availabilityZone cannot contain ':' (Nova's zone:host form forces a host, which only admins may do)"
 	// +optional
 	AvailabilityZone string `json:"availabilityZone,omitempty"`
 

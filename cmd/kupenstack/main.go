@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kupenstack/kupenstack/internal/controller"
+	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/controller/lcm"
 	"github.com/kupenstack/kupenstack/internal/lcm/validation"
 	"github.com/kupenstack/kupenstack/internal/openstack"
@@ -41,6 +42,7 @@ type options struct {
 	domainID, memberRole   string
 	apiQPS                 float64
 	apiBurst               int
+	imageSourcesAllowed    string
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, *zap.Options, error) {
@@ -82,6 +84,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	fs.IntVar(&o.workers, "workers", 4, "objects of each kind reconciled at once")
 	fs.Float64Var(&o.apiQPS, "openstack-qps", 20, "average OpenStack API requests per second the operator may send")
 	fs.IntVar(&o.apiBurst, "openstack-burst", 40, "burst of OpenStack API requests above --openstack-qps")
+	fs.StringVar(&o.imageSourcesAllowed, "image-source-allowed-cidrs", env("KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS", ""),
+		"comma-separated CIDRs that Image downloads may reach although they are loopback, link-local, private or otherwise not public (a mirror on an internal network; the HTTP proxy's address); default none [KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS]")
 	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -89,6 +93,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	}
 	if _, err := o.cloudSecretKey(); err != nil {
 		return o, nil, err
+	}
+	if _, err := image.ParseCIDRs(o.imageSourcesAllowed); err != nil {
+		return o, nil, fmt.Errorf("--image-source-allowed-cidrs: %w", err)
 	}
 	return o, zapOpts, nil
 }
@@ -136,6 +143,7 @@ func run() error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	imageSourcesAllowed, _ := image.ParseCIDRs(opts.imageSourcesAllowed) // checked by parseFlags
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -159,7 +167,7 @@ func run() error {
 		opts.cloudName, opts.apiQPS, opts.apiBurst)
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupAll(ctx, mgr, controller.Options{
-		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm,
+		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm, ImageSources: image.SourcePolicy{Allowed: imageSourcesAllowed},
 		LCMOptions: lcm.Options{CloudSecret: key, CloudName: opts.cloudName, ChartCacheDir: opts.chartCacheDir},
 	}); err != nil {
 		return err

@@ -57,6 +57,8 @@ type Options struct {
 	LCM string
 	// LCMOptions configure the life-cycle controllers when they run.
 	LCMOptions lcm.Options
+	// ImageSources says which addresses Image downloads may reach besides public ones.
+	ImageSources image.SourcePolicy
 }
 
 // Values of Options.LCM.
@@ -120,7 +122,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"floatingip", func() error { return floatingip.Setup(ctx, mgr, engine) }},
 		{"keypair", func() error { return keypair.Setup(ctx, mgr, engine) }},
 		{"flavor", func() error { return flavor.Setup(ctx, mgr, engine) }},
-		{"image", func() error { return image.Setup(ctx, mgr, engine) }},
+		{"image", func() error { return image.Setup(ctx, mgr, engine, o.ImageSources) }},
 		{"volume", func() error { return volume.Setup(ctx, mgr, engine) }},
 		{"servergroup", func() error { return servergroup.Setup(ctx, mgr, engine) }},
 		{"hostaggregate", func() error { return hostaggregate.Setup(ctx, mgr, engine) }},

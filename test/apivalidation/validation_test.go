@@ -47,6 +47,29 @@ func expectAdmission(t *testing.T, err error, wantErr string) {
 	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
 		t.Fatalf("error %q does not say %q", err, wantErr)
 	}
+	expectNoInternals(t, err)
+}
+
+// expectNoInternals: a refusal says what is wrong in the user's terms, never what a CEL rule says
+// when it was not guarded against a value of the wrong form.
+func expectNoInternals(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, internal := range []string{"no such overload", "evaluation error", "type conversion", "failed to evaluate", "compilation", "no such key"} {
+		if strings.Contains(err.Error(), internal) {
+			t.Errorf("error %q shows the rule's internals (%s), not a message for the user", err, internal)
+		}
+	}
+}
+
+// expectOneMessage: the API server's answer names one mistake (no second rule tripping over it).
+func expectOneMessage(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && strings.Count(err.Error(), "Invalid value") > 1 {
+		t.Fatalf("one mistake, several messages: %v", err)
+	}
 }
 
 func ensureNamespace(t *testing.T) {
@@ -78,6 +101,34 @@ func TestCreateValidation(t *testing.T) {
 		{"mtu too small", "Network", "  mtu: 10\n", "spec.mtu"},
 		{"mtu ok", "Network", "  mtu: 1450\n", ""},
 		{"name too long", "Network", "  name: " + strings.Repeat("n", 256) + "\n", "spec.name"},
+		// Names, references, zones and node selectors.
+		{"name with spaces inside", "Network", "  name: my net\n", ""},
+		{"name with trailing space", "Network", "  name: 'net '\n", "name must not start or end with whitespace"},
+		{"name with newline", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  name: \"a\\nb\"\n", "or contain control characters"},
+		{"ref not a name", "Subnet", "  networkRef: My_Net\n  cidr: 10.0.0.0/24\n", "spec.networkRef: Invalid value: \"My_Net\": must name a Kubernetes object"},
+		{"ref with slash", "VirtualMachine", "  flavorRef: f\n  imageRef: other/img\n", "spec.imageRef: Invalid value: \"other/img\": must name a Kubernetes object"},
+		{"refs item empty", "Port", "  networkRef: net\n  securityGroupRefs: ['']\n", "each item must name a Kubernetes object"},
+		{"refs item upper case", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  securityGroupRefs: [Web]\n", "each item must name a Kubernetes object"},
+		{"ref with dots", "VirtualMachine", "  flavorRef: m1.small\n  imageRef: ubuntu-22.04\n", ""},
+		{"vm forced host", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  availabilityZone: 'nova:compute-1'\n", "availabilityZone cannot contain ':' (Nova's zone:host form forces a host"},
+		{"volume forced host", "Volume", "  sizeGiB: 1\n  availabilityZone: 'nova:host'\n", "availabilityZone cannot contain ':'"},
+		{"vm node selector bad key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'disk type': ssd}\n", "nodeSelector keys must be label keys"},
+		{"vm node selector prefixed key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'topology.kubernetes.io/zone': eu-1a, 'gpu': ''}\n", ""},
+		{"aggregate node selector bad key", "HostAggregate", "  nodeSelector: {'-disk': ssd}\n", "nodeSelector keys must be label keys"},
+		// Durations: parsed as Go parses them, within bounds, one message for one mistake.
+		{"resyncPeriod ok", "Network", "  resyncPeriod: 10m\n", ""},
+		{"resyncPeriod compound", "Network", "  resyncPeriod: 1h30m\n", ""},
+		{"resyncPeriod off", "Network", "  resyncPeriod: '0'\n", ""},
+		{"resyncPeriod zero seconds", "Network", "  resyncPeriod: 0s\n", ""},
+		{"resyncPeriod not a duration", "Network", "  resyncPeriod: every hour\n", "spec.resyncPeriod: Invalid value: \"every hour\": must be a duration such as 30s, 10m or 1h30m"},
+		{"resyncPeriod bare number", "Network", "  resyncPeriod: '600'\n", "must be a duration such as 30s"},
+		{"resyncPeriod days", "Network", "  resyncPeriod: 1d\n", "must be a duration such as 30s"},
+		{"resyncPeriod negative", "Network", "  resyncPeriod: -5m\n", "must be a duration such as 30s"},
+		{"resyncPeriod overflow", "Network", "  resyncPeriod: 99999999999999999999h\n", "must be a duration such as 30s"},
+		{"resyncPeriod hot loop", "Network", "  resyncPeriod: 100ms\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
+		{"resyncPeriod too long", "Network", "  resyncPeriod: 8760h\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
+		{"resyncPeriod on a VM", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  resyncPeriod: tomorrow\n", "must be a duration such as 30s"},
+		{"resyncPeriod on a Flavor", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  resyncPeriod: 1x\n", "must be a duration such as 30s"},
 		// Subnet.
 		{"subnet minimal", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", ""},
 		{"subnet without network", "Subnet", "  cidr: 10.0.0.0/24\n", "networkRef and cidr are required unless the subnet is imported"},
@@ -94,21 +145,49 @@ func TestCreateValidation(t *testing.T) {
 		{"pool outside", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.2.1}]\n", "allocation pools must be inside the cidr"},
 		{"pool mixed versions", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 'fd00::1'}]\n", "start and end must be of the same IP version"},
 		{"pool ok", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n", ""},
+		{"pools ok", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.1\n  allocationPools: [{start: 10.0.0.2, end: 10.0.0.99}, {start: 10.0.0.100, end: 10.0.0.254}]\n", ""},
+		{"cidr host bits", "Subnet", "  networkRef: net\n  cidr: 10.0.0.7/24\n", "cidr has host bits set: write the network address"},
+		{"cidr ipv6 host bits", "Subnet", "  networkRef: net\n  cidr: 'fd00::1/64'\n", "cidr has host bits set: write the network address"},
+		{"cidr prefix 0", "Subnet", "  networkRef: net\n  cidr: 0.0.0.0/0\n", "cidr prefix length 0 is not allowed"},
+		{"pool reversed", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.20, end: 10.0.0.10}]\n", "start must not be after end"},
+		{"pools overlap", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}, {start: 10.0.0.20, end: 10.0.0.30}]\n", "allocation pools must not overlap"},
+		{"pools duplicate", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}, {start: 10.0.0.10, end: 10.0.0.20}]\n", "allocation pools must not overlap"},
+		{"pool with network address", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.0, end: 10.0.0.20}]\n", "an allocation pool cannot start at the cidr's network address"},
+		{"pool with broadcast", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.200, end: 10.0.0.255}]\n", "an IPv4 allocation pool cannot include the broadcast address"},
+		{"pool outside and past broadcast", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.200, end: 10.0.3.255}]\n", "allocation pools must be inside the cidr"},
+		{"pool in a /30", "Subnet", "  networkRef: net\n  cidr: 10.0.0.4/30\n  gatewayIP: 10.0.0.5\n  allocationPools: [{start: 10.0.0.6, end: 10.0.0.6}]\n", ""},
+		{"pool ipv6 network address", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::', end: 'fd00::20'}]\n", "an allocation pool cannot start at the cidr's network address"},
+		{"pool to the last ipv6 address", "Subnet", "  networkRef: net\n  cidr: 'fd00::/120'\n  allocationPools: [{start: 'fd00::2', end: 'fd00::ff'}]\n", ""},
+		{"gateway in pool", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.15\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n", "gatewayIP must not be inside an allocation pool"},
+		{"gateway ipv6 pool start", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::2'\n  allocationPools: [{start: 'fd00::2', end: 'fd00::20'}]\n", "gatewayIP must not be inside an allocation pool"},
 		// SecurityGroup.
 		{"sg rules ok", "SecurityGroup", "  rules:\n  - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 0.0.0.0/0}\n  - {direction: egress, ethertype: IPv6, remoteIPPrefix: '::/0'}\n", ""},
 		{"sg bad direction", "SecurityGroup", "  rules: [{direction: inbound}]\n", `Unsupported value: "inbound"`},
 		{"sg bad protocol", "SecurityGroup", "  rules: [{direction: ingress, protocol: http}]\n", `Unsupported value: "http"`},
 		{"sg ports without protocol", "SecurityGroup", "  rules: [{direction: ingress, portRangeMin: 1, portRangeMax: 2}]\n", "port ranges need a protocol with ports"},
-		{"sg ports on icmp", "SecurityGroup", "  rules: [{direction: ingress, protocol: icmp, portRangeMin: 1, portRangeMax: 2}]\n", "port ranges need a protocol with ports"},
+		{"sg ports on gre", "SecurityGroup", "  rules: [{direction: ingress, protocol: gre, portRangeMin: 1, portRangeMax: 2}]\n", "port ranges need a protocol with ports"},
+		{"sg icmp type and code", "SecurityGroup", "  rules: [{direction: ingress, protocol: icmp, portRangeMin: 8, portRangeMax: 0}]\n", ""},
+		{"sg icmp type only", "SecurityGroup", "  rules: [{direction: ingress, protocol: icmp, portRangeMin: 0}]\n", ""},
+		{"sg icmp code without type", "SecurityGroup", "  rules: [{direction: ingress, protocol: icmp, portRangeMax: 0}]\n", "an ICMP code (portRangeMax) needs a type (portRangeMin)"},
+		{"sg icmp type too big", "SecurityGroup", "  rules: [{direction: ingress, protocol: icmp, portRangeMin: 256}]\n", "an ICMP type (portRangeMin) and code (portRangeMax) are 0 to 255"},
+		{"sg icmpv6 on IPv6", "SecurityGroup", "  rules: [{direction: ingress, ethertype: IPv6, protocol: ipv6-icmp, portRangeMin: 128}]\n", ""},
+		{"sg icmpv6 on IPv4", "SecurityGroup", "  rules: [{direction: ingress, protocol: ipv6-icmp}]\n", "protocol ipv6-icmp needs ethertype IPv6"},
+		{"sg port 0", "SecurityGroup", "  rules: [{direction: ingress, protocol: udp, portRangeMin: 0, portRangeMax: 53}]\n", "ports are 1 to 65535 (0 is not a port)"},
+		{"sg prefix with host bits", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: 10.1.2.3/8}]\n", ""},
 		{"sg half range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 1}]\n", "portRangeMin and portRangeMax go together"},
 		{"sg reversed range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 100, portRangeMax: 10}]\n", "portRangeMin must not exceed portRangeMax"},
-		{"sg port out of range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 0, portRangeMax: 70000}]\n", "portRangeMin"},
+		{"sg port out of range", "SecurityGroup", "  rules: [{direction: ingress, protocol: tcp, portRangeMin: 1, portRangeMax: 70000}]\n", "spec.rules[0].portRangeMax"},
 		{"sg prefix and group", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: 10.0.0.0/8, remoteGroupRef: other}]\n", "remoteIPPrefix and remoteGroupRef are mutually exclusive"},
 		{"sg prefix family", "SecurityGroup", "  rules: [{direction: ingress, ethertype: IPv6, remoteIPPrefix: 10.0.0.0/8}]\n", "remoteIPPrefix does not match the ethertype"},
 		{"sg prefix not cidr", "SecurityGroup", "  rules: [{direction: ingress, remoteIPPrefix: everywhere}]\n", "remoteIPPrefix must be a CIDR"},
 		// KeyPair.
 		{"keypair ok", "KeyPair", "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n", ""},
 		{"keypair not a key", "KeyPair", "  publicKey: hello-this-is-not-a-key\n", "publicKey must be an OpenSSH public key or a PEM certificate"},
+		{"keypair type mismatch", "KeyPair", "  publicKey: ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n", "publicKey must be an OpenSSH public key or a PEM certificate"},
+		{"keypair two lines", "KeyPair", "  publicKey: \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a\\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 b\"\n", "publicKey must be an OpenSSH public key"},
+		{"keypair not base64", "KeyPair", "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5!!!!\n", "publicKey must be an OpenSSH public key"},
+		{"keypair trailing newline", "KeyPair", "  publicKey: \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\\n\"\n", ""},
+		{"keypair ecdsa", "KeyPair", "  publicKey: ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV0U2w0WZ2YB/++Tpockg= x\n", ""},
 		{"keypair without key", "KeyPair", "  type: ssh\n", "publicKey is required unless the key pair is imported"},
 		{"keypair bad type", "KeyPair", "  publicKey: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ x\n  type: pgp\n", `Unsupported value: "pgp"`},
 		// Port and FloatingIP.
@@ -136,6 +215,18 @@ func TestCreateValidation(t *testing.T) {
 		{"image imported", "Image", "  managementPolicy: unmanaged\n  import: {name: aio-tiny}\n", ""},
 		{"image unmanaged without import", "Image", "  managementPolicy: unmanaged\n  source: {url: 'http://h/a'}\n", "an unmanaged Image must import an existing image"},
 		{"image ftp url", "Image", "  source: {url: 'ftp://images.example/a.img'}\n", "url must be an http or https URL"},
+		{"image url loopback", "Image", "  source: {url: 'http://127.0.0.1:8081/metrics'}\n", "url must not name the operator's own host"},
+		{"image url localhost", "Image", "  source: {url: 'http://LocalHost/a.img'}\n", "url must not name the operator's own host"},
+		{"image url ipv6 loopback", "Image", "  source: {url: 'http://[::1]/a.img'}\n", "url must not name the operator's own host"},
+		{"image url metadata", "Image", "  source: {url: 'http://169.254.169.254/latest/meta-data/'}\n", "a link-local address such as the cloud's metadata service"},
+		{"image url unspecified", "Image", "  source: {url: 'http://0.0.0.0/a.img'}\n", "url must not name the operator's own host"},
+		{"image url loopback with user", "Image", "  source: {url: 'http://u:p@127.1.2.3:80/a.img'}\n", "url must not name the operator's own host"},
+		{"image url mapped metadata", "Image", "  source: {url: 'http://[::ffff:169.254.169.254]/'}\n", "url must not name the operator's own host"},
+		{"image url ipv6 link-local", "Image", "  source: {url: 'http://[fe80::1]:8080/a'}\n", "url must not name the operator's own host"},
+		{"image url sub.localhost", "Image", "  source: {url: 'https://api.localhost/a.img'}\n", "url must not name the operator's own host"},
+		{"image url localhost-like name", "Image", "  source: {url: 'https://localhost.example.com/a.img'}\n", ""},
+		{"image url 127 in path", "Image", "  source: {url: 'https://images.example/127.0.0.1/a.img'}\n", ""},
+		{"image url public ip", "Image", "  source: {url: 'http://203.0.113.9/a.img'}\n", ""},
 		{"image url not a url", "Image", "  source: {url: 'images.example/a.img'}\n", "url must be an http or https URL"},
 		{"image bad sha256", "Image", "  source: {url: 'http://h/a.img', sha256: abc}\n", "spec.source.sha256"},
 		{"image public", "Image", "  source: {url: 'http://h/a.img'}\n  visibility: public\n", `Unsupported value: "public"`},
@@ -197,12 +288,17 @@ func TestCreateValidation(t *testing.T) {
 		{"vmset negative replicas", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  replicas: -1\n", "spec.replicas"},
 		{"vmset rollingUpdate with Recreate", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}\n", "rollingUpdate applies to the RollingUpdate strategy only"},
 		{"vmset both bounds 0", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}\n", "maxSurge and maxUnavailable cannot both be 0"},
-		{"vmset bad percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: 'ten'}}\n", "maxSurge must be a non-negative number or a percentage"},
+		{"vmset bad percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: 'ten'}}\n", "maxSurge must be a number from 0 to 1000 or a percentage from 0% to 1000%"},
+		{"vmset both bounds 0%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '0%', maxUnavailable: 0}}\n", "maxSurge and maxUnavailable cannot both be 0"},
+		{"vmset unavailable over 100%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxUnavailable: '150%'}}\n", "maxUnavailable must be a number from 0 to 1000 or a percentage from 0% to 100%"},
+		{"vmset huge percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '99999999999999999999%'}}\n", "maxSurge must be a number from 0 to 1000"},
+		{"vmset surge 200%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '200%', maxUnavailable: '0%'}}\n", ""},
 		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
 			expectAdmission(t, err, tt.wantErr)
+			expectOneMessage(t, err)
 		})
 	}
 }
@@ -295,6 +391,13 @@ func TestUpdateRules(t *testing.T) {
 		{"vm name and metadata", "VirtualMachine", vm, []string{"metadata"}, map[string]any{"role": "db"}, ""},
 		{"server group policy", "ServerGroup", sg, []string{"policy"}, "affinity", "policy is immutable"},
 		{"server group rule added", "ServerGroup", sg, []string{"maxServersPerHost"}, int64(3), "a server group cannot change"},
+		{"network import added", "Network", "  description: a\n", []string{"import"}, map[string]any{"name": "public"}, "import is immutable"},
+		{"network import removed", "Network", "  import: {name: public}\n", []string{"import"}, nil, "import is immutable"},
+		{"subnet ip version added", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", []string{"ipVersion"}, int64(4), "ipVersion is immutable"},
+		{"flavor swap added", "Flavor", "  vcpus: 1\n  ramMiB: 512\n", []string{"swapMiB"}, int64(512), "flavor sizes are immutable"},
+		{"flavor name removed", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  name: small\n", []string{"name"}, nil, "name is immutable"},
+		{"fip address added", "FloatingIP", "  floatingNetworkRef: public\n", []string{"floatingIPAddress"}, "203.0.113.5", "floatingIPAddress is immutable"},
+		{"flavor description", "Flavor", "  vcpus: 1\n  ramMiB: 512\n", []string{"description"}, "d", ""},
 		{"vmset template image", "VirtualMachineSet", set, []string{"template", "spec", "imageRef"}, "j", ""},
 		{"vmset template flavor", "VirtualMachineSet", set, []string{"template", "spec", "flavorRef"}, "g", ""},
 		{"vmset selector", "VirtualMachineSet", set, []string{"selector", "matchLabels"}, map[string]any{"app": "db"}, "selector is immutable"},

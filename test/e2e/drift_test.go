@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -25,7 +24,7 @@ func TestOutOfBandDeletionRepaired(t *testing.T) {
 			ns := newNamespace(t)
 			deps := k.dependencies(ns)
 			obj := k.newObj(ns, "drift")
-			obj.GetManagedSpec().ResyncPeriod = &metav1.Duration{Duration: 2 * time.Second}
+			obj.GetManagedSpec().ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second}
 			create(t, append(deps, obj)...)
 			waitReady(t, obj)
 			project := k.project(t, ns)
@@ -46,7 +45,7 @@ func TestOutOfBandDeletionRepaired(t *testing.T) {
 		ctx := env.Ctx
 		ns := newNamespace(t)
 		net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
-		net.Spec.ResyncPeriod = &metav1.Duration{Duration: 2 * time.Second}
+		net.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second}
 		sub := kindCaseOf("Subnet").newObj(ns, "sub")
 		create(t, net, sub)
 		waitReady(t, sub)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/client-go/util/retry"
+	"net/netip"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -27,6 +28,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 
 	"github.com/kupenstack/kupenstack/internal/controller"
+	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
@@ -48,6 +50,8 @@ var (
 			NotificationsURL: os.Getenv("KUPENSTACK_NOTIFICATIONS_URL"),
 			DomainID:         "default",
 			MemberRole:       "member",
+			// The tests serve images from httptest servers on loopback.
+			ImageSources: image.SourcePolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 		})
 	}).WithNamespaceDeletion().
 		WithManagerClient(func(c client.Client) client.Client { return crashingClient{c} }).

@@ -49,7 +49,7 @@ func TestNetworkLifecycle(t *testing.T) {
 			Tags:        []kupenstackv1.NeutronTag{"team-a"},
 		},
 	}
-	netObj.Spec.ResyncPeriod = &metav1.Duration{Duration: 2 * time.Second} // fast drift repair for the test
+	netObj.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second} // fast drift repair for the test
 	if err := env.Client.Create(ctx, netObj); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestSecurityGroupRulesAsSet(t *testing.T) {
 			},
 		},
 	}
-	sg.Spec.ResyncPeriod = &metav1.Duration{Duration: 2 * time.Second}
+	sg.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second}
 	if err := env.Client.Create(ctx, sg); err != nil {
 		t.Fatal(err)
 	}

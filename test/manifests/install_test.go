@@ -64,7 +64,7 @@ func TestHelmChart(t *testing.T) {
 			for _, o := range r.Objects {
 				kinds[o.GetKind()]++
 			}
-			want := map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1,
+			want := map[string]int{"ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 1,
 				"RoleBinding": 1, "Deployment": 1, "Service": 1}
 			if !reflect.DeepEqual(kinds, want) {
 				t.Errorf("rendered kinds %v, want %v (no ServiceMonitor or dashboard unless enabled)", kinds, want)
@@ -184,23 +184,35 @@ func checkCRDs(t *testing.T, installer string, crds []*unstructured.Unstructured
 // election Role) to the ServiceAccount the Deployment runs as, and nothing else.
 func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	for file, kind := range map[string]string{"role.yaml": "ClusterRole", "leader_election_role.yaml": "Role"} {
-		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", file))
+	// The manager's roles, and the tenants' ClusterRoles (named ...-tenant-view and -edit, with
+	// their aggregation labels), as in config/rbac.
+	for _, r := range []struct{ file, kind, suffix string }{
+		{"role.yaml", "ClusterRole", ""}, {"leader_election_role.yaml", "Role", ""},
+		{"tenant_view_role.yaml", "ClusterRole", "-tenant-view"}, {"tenant_edit_role.yaml", "ClusterRole", "-tenant-edit"},
+	} {
+		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", r.file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		generated, err := chart.Decode(data)
 		if err != nil || len(generated) != 1 {
-			t.Fatalf("config/rbac/%s: %v", file, err)
+			t.Fatalf("config/rbac/%s: %v", r.file, err)
 		}
 		var rendered []*unstructured.Unstructured
 		for _, o := range objs {
-			if o.GetKind() == kind {
+			tenant := strings.Contains(o.GetName(), "-tenant-")
+			if o.GetKind() == r.kind && ((r.suffix == "" && !tenant) || (r.suffix != "" && strings.HasSuffix(o.GetName(), r.suffix))) {
 				rendered = append(rendered, o)
 			}
 		}
 		if len(rendered) != 1 || !reflect.DeepEqual(rendered[0].Object["rules"], generated[0].Object["rules"]) {
-			t.Errorf("the %s rules differ from config/rbac/%s", kind, file)
+			t.Errorf("the %s rules differ from config/rbac/%s", r.kind, r.file)
+			continue
+		}
+		for k, v := range generated[0].GetLabels() {
+			if rendered[0].GetLabels()[k] != v {
+				t.Errorf("%s %s lacks the label %s=%s of config/rbac/%s", r.kind, rendered[0].GetName(), k, v, r.file)
+			}
 		}
 	}
 	var d *unstructured.Unstructured

@@ -393,7 +393,7 @@ func TestUnmanagedImportNeverWrites(t *testing.T) {
 func TestOutOfBandDeletionIsRepairedAndDeleteCleansUp(t *testing.T) {
 	ns := readyNamespace(t)
 	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "repair", Namespace: ns}}
-	n.Spec.ResyncPeriod = &metav1.Duration{Duration: 200 * time.Millisecond}
+	n.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: time.Second}
 	if err := env.Client.Create(env.Ctx, n); err != nil {
 		t.Fatal(err)
 	}

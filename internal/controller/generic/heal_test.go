@@ -143,7 +143,7 @@ func TestHealing(t *testing.T) {
 			k := &kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: policy, Namespace: ns, Labels: map[string]string{"policy": policy}},
 				Spec: kupenstackv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA test"}}
 			// A short per-object check period is what notices the failure here (VMs use a list).
-			k.Spec.ResyncPeriod = &metav1.Duration{Duration: 100 * time.Millisecond}
+			k.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: time.Second}
 			if err := env.Client.Create(env.Ctx, k); err != nil {
 				t.Fatal(err)
 			}

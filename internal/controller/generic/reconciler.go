@@ -219,6 +219,10 @@ func (r *Reconciler[O, R]) scope(ctx context.Context, namespace string) (Scope, 
 
 // reconcileNormal brings OpenStack in line with obj; before is obj as this pass found it.
 func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O) outcome {
+	if err := obj.GetManagedSpec().ResyncPeriod.Err(); err != nil {
+		// Stored before admission checked the field: this object waits for a fix, the others go on.
+		return errorOutcome(InvalidConfig("spec.resyncPeriod: " + err.Error() + "; correct or remove it"))
+	}
 	s, waiting, err := r.scope(ctx, obj.GetNamespace())
 	if err != nil {
 		return errorOutcome(err)

@@ -23,18 +23,20 @@ import (
 // +kubebuilder:rbac:groups=kupenstack.io,resources=images/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=images/finalizers,verbs=update
 
-// Setup registers the Image controller.
-func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+// Setup registers the Image controller; sources says which addresses downloads may reach.
+func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources SourcePolicy) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Image, images.Image]{
 		Name:       "Image",
 		Controller: "image",
-		Actuator:   actuator{},
+		Actuator:   actuator{sources: sources},
 		New:        func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.ImageList{} },
 	})
 }
 
-type actuator struct{}
+type actuator struct {
+	sources SourcePolicy
+}
 
 var (
 	_ generic.Actuator[*kupenstackv1.Image, images.Image] = actuator{}
@@ -158,7 +160,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, i *kupenstackv1.I
 		}
 		return cur, false, generic.WaitFor("Glance failed to store the image data (status killed); creating the image again", 5*time.Second)
 	case cur.Status == images.ImageStatusQueued && i.Spec.Source != nil:
-		if err := upload(ctx, sc, cur.ID, i.Spec.Source); err != nil {
+		if err := upload(ctx, a.sources, sc, cur.ID, i.Spec.Source); err != nil {
 			return cur, false, err
 		}
 		if cur, err = a.Get(ctx, s, cur.ID); err != nil {

@@ -28,14 +28,6 @@ const (
 	sourceHeaderTimeout = 30 * time.Second
 )
 
-// sourceClient fetches image sources: proxies from the environment, no overall timeout (the
-// transfer's context bounds it), a bounded wait for the first answer.
-var sourceClient = &http.Client{Transport: func() http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = sourceHeaderTimeout
-	return t
-}()}
-
 // Redact returns rawURL without its user info, query and fragment: what status, Events and logs
 // may show of a source URL (presigned URLs carry their credentials in the query).
 func Redact(rawURL string) string {
@@ -105,7 +97,7 @@ func (v *verifier) Sum() string { return hex.EncodeToString(v.h.Sum(nil)) }
 // upload downloads src and streams it into the queued Glance image id, verified on the way.
 // Failures of the source (not found, wrong checksum, too large) are invalid configuration; the
 // image then stays queued, without data.
-func upload(ctx context.Context, sc *gophercloud.ServiceClient, id string, src *kupenstackv1.ImageSource) error {
+func upload(ctx context.Context, p SourcePolicy, sc *gophercloud.ServiceClient, id string, src *kupenstackv1.ImageSource) error {
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	defer cancel()
 	where := Redact(src.URL)
@@ -114,7 +106,13 @@ func upload(ctx context.Context, sc *gophercloud.ServiceClient, id string, src *
 	if err != nil {
 		return generic.InvalidConfig("source URL " + where + " is not usable")
 	}
-	resp, err := sourceClient.Do(req)
+	if err := p.checkURL(ctx, req.URL); err != nil {
+		return generic.InvalidConfig(fmt.Sprintf("not downloading %s: %v", where, err))
+	}
+	resp, err := p.Client().Do(req)
+	if b, ok := blocked(err); ok { // a redirect, or an address that changed since the check
+		return generic.InvalidConfig(fmt.Sprintf("not downloading %s: %v", where, b))
+	}
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {

@@ -153,7 +153,7 @@ func TestUpload(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			received, complete = nil, false
-			err := upload(context.Background(), sc, "img-1", &kupenstackv1.ImageSource{URL: source.URL + tt.path + "?sig=SECRET", SHA256: tt.sha})
+			err := upload(context.Background(), loopbackAllowed, sc, "img-1", &kupenstackv1.ImageSource{URL: source.URL + tt.path + "?sig=SECRET", SHA256: tt.sha})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("upload: %v", err)

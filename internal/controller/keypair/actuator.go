@@ -2,12 +2,14 @@
 package keypair
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"golang.org/x/crypto/ssh"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -99,7 +101,25 @@ func (actuator) Create(ctx context.Context, s generic.Scope, k *kupenstackv1.Key
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPublicKey(k.Spec.Type, k.Spec.PublicKey); err != nil {
+		return nil, generic.InvalidConfig(err.Error())
+	}
 	return keypairs.Create(ctx, sc, keypairs.CreateOpts{Name: NovaName(k), PublicKey: k.Spec.PublicKey, Type: k.Spec.Type}).Extract()
+}
+
+// CheckPublicKey parses an ssh key as Nova will (admission checks only its form): a key whose
+// data does not parse is refused with the parser's reason rather than Nova's generic one.
+// Certificates (type x509) are left to Nova.
+func CheckPublicKey(typ, key string) error {
+	if typ == "x509" || key == "" {
+		return nil
+	}
+	if _, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(key)); err != nil {
+		return fmt.Errorf("spec.publicKey is not a usable OpenSSH public key: %v", err)
+	} else if len(bytes.TrimSpace(rest)) > 0 {
+		return fmt.Errorf("spec.publicKey holds more than one key")
+	}
+	return nil
 }
 
 // Update has nothing to do: Nova key pairs are immutable, and so is the spec.

@@ -116,7 +116,10 @@ func desiredRules(s generic.Scope, sg *kupenstackv1.SecurityGroup, ownID string)
 			k.ethertype = "IPv4"
 		}
 		if r.PortRangeMin != nil {
-			k.portMin, k.portMax = *r.PortRangeMin, *r.PortRangeMax
+			k.portMin = *r.PortRangeMin
+		}
+		if r.PortRangeMax != nil { // an ICMP type may come without a code
+			k.portMax = *r.PortRangeMax
 		}
 		if k.remoteIP != "" {
 			k.remoteIP = normalizeCIDR(k.remoteIP)
@@ -174,11 +177,11 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 		if have[k] {
 			continue
 		}
-		_, err := rules.Create(ctx, sc, rules.CreateOpts{
+		_, err := rules.Create(ctx, sc, ruleCreate{CreateOpts: rules.CreateOpts{
 			Direction: rules.RuleDirection(k.direction), EtherType: rules.RuleEtherType(k.ethertype),
-			SecGroupID: cur.ID, Protocol: rules.RuleProtocol(k.protocol), PortRangeMin: k.portMin, PortRangeMax: k.portMax,
+			SecGroupID: cur.ID, Protocol: rules.RuleProtocol(k.protocol),
 			RemoteIPPrefix: k.remoteIP, RemoteGroupID: k.remoteGroup, Description: r.Description,
-		}).Extract()
+		}, min: r.PortRangeMin, max: r.PortRangeMax}).Extract()
 		if err != nil {
 			return cur, changed, fmt.Errorf("adding rule %s %s: %w", k.direction, k.protocol, err)
 		}
@@ -222,4 +225,27 @@ func (actuator) Observe(sg *kupenstackv1.SecurityGroup, res *groups.SecGroup) (b
 	}
 	sg.Status.Resource = st
 	return true, ""
+}
+
+// ruleCreate sends the port range (or ICMP type and code) as the spec has it: gophercloud leaves
+// out a 0, which for ICMP type 0 (echo reply) or code 0 would allow every type or code.
+type ruleCreate struct {
+	rules.CreateOpts
+	min, max *int
+}
+
+func (o ruleCreate) ToSecGroupRuleCreateMap() (map[string]any, error) {
+	m, err := o.CreateOpts.ToSecGroupRuleCreateMap()
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := m["security_group_rule"].(map[string]any); ok {
+		if o.min != nil {
+			r["port_range_min"] = *o.min
+		}
+		if o.max != nil {
+			r["port_range_max"] = *o.max
+		}
+	}
+	return m, nil
 }

@@ -4,6 +4,7 @@ package virtualmachine
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"net/http"
@@ -37,8 +38,18 @@ import (
 // 2.71 shows their server groups.
 const microversion = "2.71"
 
-// maxUserData is Nova's limit for user data (64 KiB before base64).
+// maxUserData is Nova's limit for user data: the base64 text it receives is at most 65535
+// characters (the server create schema's maxLength), so at most 49149 bytes of data.
 const maxUserData = 65535
+
+// userDataSize is how many characters of user data Nova receives for data: gophercloud sends data
+// that already is base64 as it is, and encodes anything else.
+func userDataSize(data []byte) int {
+	if _, err := base64.StdEncoding.DecodeString(string(data)); err == nil {
+		return len(data)
+	}
+	return base64.StdEncoding.EncodedLen(len(data))
+}
 
 // Setup registers the VirtualMachine controller. healthPeriod is how often the servers of every
 // project are listed (one call per project) to find failed and vanished ones: mostly only those
@@ -284,8 +295,9 @@ func (a actuator) userData(ctx context.Context, vm *kupenstackv1.VirtualMachine)
 	switch {
 	case !ok:
 		return nil, generic.InvalidConfig(fmt.Sprintf("Secret %s has no key %s for the user data", ref.Name, ref.Key))
-	case len(data) > maxUserData:
-		return nil, generic.InvalidConfig(fmt.Sprintf("user data in Secret %s is %d bytes; Nova takes at most %d", ref.Name, len(data), maxUserData))
+	case userDataSize(data) > maxUserData:
+		return nil, generic.InvalidConfig(fmt.Sprintf("user data in Secret %s (key %s) is %d bytes, %d in base64; Nova takes at most %d characters of base64 (%d bytes)",
+			ref.Name, ref.Key, len(data), userDataSize(data), maxUserData, maxUserData/4*3))
 	}
 	return data, nil
 }

@@ -48,8 +48,10 @@ type Env struct {
 	withGC bool
 	// cluster also runs the workload controllers, kube-scheduler and kwok (WithCluster).
 	cluster bool
-	nodes   []Node
-	procs   processes
+	// aggregate also runs the ClusterRole aggregation controller (WithRoleAggregation).
+	aggregate bool
+	nodes     []Node
+	procs     processes
 	// wrapClient, if set, wraps the manager's client (fault injection).
 	wrapClient func(client.Client) client.Client
 	// logOut, if set, also receives the log.
@@ -85,6 +87,14 @@ func (e *Env) WithLogOutput(w io.Writer) *Env {
 // a real cluster, by running those two controllers of kube-controller-manager.
 func (e *Env) WithNamespaceDeletion() *Env {
 	e.withGC = true
+	return e
+}
+
+// WithRoleAggregation also runs kube-controller-manager's ClusterRole aggregation controller (and
+// what WithNamespaceDeletion runs), so that roles labelled aggregate-to-view, -edit or -admin
+// reach Kubernetes' view, edit and admin roles as in a real cluster.
+func (e *Env) WithRoleAggregation() *Env {
+	e.withGC, e.aggregate = true, true
 	return e
 }
 
@@ -234,6 +244,8 @@ func (e *Env) startControllerManager(ctx context.Context, te *envtest.Environmen
 	controllers := gcControllers
 	if e.cluster {
 		controllers = clusterControllers
+	} else if e.aggregate {
+		controllers = append([]string{"clusterrole-aggregation-controller"}, gcControllers...)
 	}
 	if err := e.procs.start(filepath.Join(assets, "kube-controller-manager"), "--kubeconfig="+kubeconfig,
 		"--controllers="+strings.Join(controllers, ","),

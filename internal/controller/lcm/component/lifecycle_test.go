@@ -353,7 +353,7 @@ func TestCloudLifecycle(t *testing.T) {
 	t.Run("an upgrade that never becomes ready is rolled back at the progress deadline", func(t *testing.T) {
 		before := components(t)["placement"]
 		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) {
-			s.ProgressDeadline = &metav1.Duration{Duration: 15 * time.Second}
+			s.ProgressDeadline = &kupenstackv1.Duration{Duration: 15 * time.Second}
 		})
 		// Helm accepts the upgrade, but its new pods can run on no node: they stay Pending.
 		changed := time.Now()

@@ -86,8 +86,11 @@ func (p *pass) observe(ctx context.Context) (*observation, *outcome) {
 		return fail(0, transient(err))
 	}
 	p.services = cfg.Status.Services
-	if cfg.Spec.ProgressDeadline != nil {
-		o.deadline = cfg.Spec.ProgressDeadline.Duration
+	if d := cfg.Spec.ProgressDeadline; d != nil {
+		if err := d.Err(); err != nil { // stored before admission checked it
+			return fail(0, invalid(fmt.Errorf("spec.progressDeadline: %w", err)))
+		}
+		o.deadline = d.Duration
 	}
 	out, err := desired.Render(ctx, p.r.Client, &cfg)
 	if err != nil {

@@ -1,0 +1,141 @@
+package image
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+// loopbackAllowed is the policy of tests whose sources are httptest servers.
+var loopbackAllowed = SourcePolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+
+func TestSourcePolicy(t *testing.T) {
+	deflt := SourcePolicy{}
+	mirror := SourcePolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}}
+	for _, tt := range []struct {
+		p        SourcePolicy
+		addr     string
+		wantRule string // "" when allowed
+	}{
+		{deflt, "203.0.113.7", ""},
+		{deflt, "2001:db8::1", ""},
+		{deflt, "127.0.0.1", "loopback"},
+		{deflt, "::1", "loopback"},
+		{deflt, "::ffff:127.0.0.1", "loopback"},
+		{deflt, "169.254.169.254", "link-local"},
+		{deflt, "fe80::1", "link-local"},
+		{deflt, "10.96.0.1", "private"},  // a typical Service ClusterIP
+		{deflt, "10.244.1.5", "private"}, // a typical pod IP
+		{deflt, "172.20.0.1", "private"},
+		{deflt, "192.168.1.1", "private"},
+		{deflt, "fd00::1", "private"},
+		{deflt, "100.64.0.1", "shared address space"},
+		{deflt, "0.0.0.0", "unspecified"},
+		{deflt, "::", "unspecified"},
+		{deflt, "224.0.0.1", "multicast"},
+		{deflt, "255.255.255.255", "reserved"},
+		{mirror, "10.1.2.3", ""},
+		{mirror, "10.2.2.3", "private"},
+		{mirror, "169.254.169.254", "link-local"},
+	} {
+		err := tt.p.check("", netip.MustParseAddr(tt.addr))
+		switch {
+		case tt.wantRule == "" && err != nil:
+			t.Errorf("%s refused: %v", tt.addr, err)
+		case tt.wantRule != "" && (err == nil || !strings.Contains(err.Error(), "may not be "+tt.wantRule)):
+			t.Errorf("%s: %v, want the %s rule", tt.addr, err, tt.wantRule)
+		}
+	}
+	if err := deflt.checkURL(context.Background(), &url.URL{Scheme: "http", Host: "localhost:8080"}); err == nil ||
+		!strings.Contains(err.Error(), "localhost (127.0.0.1) is one") && !strings.Contains(err.Error(), "localhost (::1) is one") {
+		t.Errorf("localhost: %v", err)
+	}
+}
+
+func TestParseCIDRs(t *testing.T) {
+	got, err := ParseCIDRs(" 10.1.0.0/16, fd00::/8,192.168.7.9/24 ")
+	if err != nil || len(got) != 3 || got[2].String() != "192.168.7.0/24" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if got, err := ParseCIDRs(""); err != nil || len(got) != 0 {
+		t.Fatalf("%v %v", got, err)
+	}
+	if _, err := ParseCIDRs("10.0.0.1"); err == nil {
+		t.Fatal("an address without a prefix length accepted")
+	}
+}
+
+func FuzzParseCIDRs(f *testing.F) {
+	for _, s := range []string{"10.0.0.0/8", "fd00::/8,1.2.3.4/32", "", ",,", "x/y", "::ffff:1.2.3.4/128"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := ParseCIDRs(s)
+		if err != nil {
+			return
+		}
+		p := SourcePolicy{Allowed: ps}
+		for _, a := range []string{"127.0.0.1", "169.254.169.254", "8.8.8.8"} {
+			_ = p.check("", netip.MustParseAddr(a))
+		}
+	})
+}
+
+// TestUploadRefusesBlockedSources: the operator downloads nothing from loopback, the metadata
+// address or a redirect to either; the refusal is invalid configuration naming the rule, and
+// Glance is never called.
+func TestUploadRefusesBlockedSources(t *testing.T) {
+	var hits int
+	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		switch r.URL.Path {
+		case "/to-metadata":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		case "/to-other-loopback":
+			http.Redirect(w, r, "http://127.0.0.2:1/secret", http.StatusFound)
+		case "/to-file":
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		default:
+			_, _ = w.Write([]byte("data"))
+		}
+	}))
+	defer source.Close()
+	glanceCalled := false
+	glance := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { glanceCalled = true }))
+	defer glance.Close()
+	sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: glance.URL + "/", ResourceBase: glance.URL + "/v2/"}
+	onlyThisServer := SourcePolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	for _, tt := range []struct {
+		name    string
+		p       SourcePolicy
+		url     string
+		wantErr string
+	}{
+		{"loopback by default", SourcePolicy{}, source.URL + "/disk.img", "image sources may not be loopback addresses: 127.0.0.1 is one"},
+		{"metadata", SourcePolicy{}, "http://169.254.169.254/latest/meta-data/", "may not be link-local (cloud metadata) addresses"},
+		{"redirect to metadata", onlyThisServer, source.URL + "/to-metadata", "may not be link-local (cloud metadata) addresses"},
+		{"redirect to another loopback address", onlyThisServer, source.URL + "/to-other-loopback", "may not be loopback addresses: 127.0.0.2 is one"},
+		{"redirect to a file", onlyThisServer, source.URL + "/to-file", "redirects to a file URL"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := upload(context.Background(), tt.p, sc, "img-1", &kupenstackv1.ImageSource{URL: tt.url})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !isInvalid(err) {
+				t.Fatalf("err = %v (%T), want invalid configuration saying %q", err, err, tt.wantErr)
+			}
+		})
+	}
+	if glanceCalled {
+		t.Fatal("Glance was called for a refused source")
+	}
+	if hits != 3 {
+		t.Fatalf("the source server was reached %d times, want 3 (the redirecting requests only)", hits)
+	}
+}

@@ -1,0 +1,126 @@
+package apivalidation
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// validSpecs are accepted objects of every user-written kind, the seeds that TestAdmittedObjectsDecode
+// mutates.
+var validSpecs = map[string]string{
+	"Network":           "  mtu: 1450\n  tags: [a]\n  resyncPeriod: 10m\n",
+	"Subnet":            "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.1\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n  dnsNameservers: [10.0.0.2]\n",
+	"SecurityGroup":     "  rules:\n  - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 0.0.0.0/0}\n  - {direction: ingress, protocol: icmp, portRangeMin: 8}\n",
+	"KeyPair":           "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n",
+	"Port":              "  networkRef: net\n  fixedIPs: [{subnetRef: s, ipAddress: 10.0.0.5}]\n  securityGroupRefs: [web]\n",
+	"FloatingIP":        "  floatingNetworkRef: public\n  portRef: p\n",
+	"Flavor":            "  vcpus: 2\n  ramMiB: 512\n  diskGiB: 10\n  extraSpecs: {'hw:cpu_policy': dedicated}\n",
+	"Router":            "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}]\n",
+	"Image":             "  source: {url: 'https://images.example/a.img', sha256: " + fmt.Sprintf("%064x", 7) + "}\n  diskFormat: raw\n  properties: {os_distro: ubuntu}\n",
+	"Volume":            "  sizeGiB: 10\n  volumeType: fast\n  availabilityZone: nova\n  metadata: {team: a}\n",
+	"VirtualMachine":    "  flavorRef: f\n  imageRef: i\n  networks: [{networkRef: net, fixedIP: 10.0.0.5}]\n  nodeSelector: {disk: ssd}\n  userData: {name: s, key: k}\n  powerState: running\n",
+	"ServerGroup":       "  policy: anti-affinity\n  maxServersPerHost: 2\n",
+	"HostAggregate":     "  nodeSelector: {disk: ssd}\n  availabilityZone: ssd\n",
+	"VirtualMachineSet": "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: '25%'}}\n",
+}
+
+// oddValues are what a careless or hostile user writes where something else is expected.
+var oddValues = []any{
+	"", " ", "x", "every hour", "-5m", "1d", "99999999999999999999h", "0", "10.0.0.7/24", "::", "127.0.0.1",
+	"http://169.254.169.254/", "25%", "-1%", "99999999999999999999%", "a\nb", "ÄÖÜ", "a,b", "kupenstack-x",
+	int64(-1), int64(0), int64(1), int64(65536), int64(1) << 40, int64(9223372036854775807), 1.5, 1e300, true,
+	map[string]any{}, map[string]any{"a": "b"}, []any{}, []any{""}, []any{"a", "a"}, nil,
+}
+
+// leaves lists the paths of every value in v (maps and lists walked, the root excluded).
+func leaves(v any, path []string, out *[][]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := append(append([]string{}, path...), k)
+			*out = append(*out, p)
+			leaves(e, p, out)
+		}
+	case []any:
+		for i, e := range x {
+			p := append(append([]string{}, path...), strconv.Itoa(i))
+			*out = append(*out, p)
+			leaves(e, p, out)
+		}
+	}
+}
+
+// set replaces the value at path in root.
+func set(root any, path []string, val any) {
+	for i, k := range path {
+		last := i == len(path)-1
+		switch x := root.(type) {
+		case map[string]any:
+			if last {
+				x[k] = val
+				return
+			}
+			root = x[k]
+		case []any:
+			n, _ := strconv.Atoi(k)
+			if last {
+				x[n] = val
+				return
+			}
+			root = x[n]
+		}
+	}
+}
+
+// TestAdmittedObjectsDecode: whatever the API server admits, the operator decodes. Objects of every
+// kind, each with one value replaced by an odd one (a random field, a random value), go through
+// admission (dry run); every accepted object must decode into its Go type as the operator's
+// informers decode it, so that no accepted object can stop a kind's informer. The seed varies
+// per run (APIVALIDATION_SEED repeats one) and is logged.
+func TestAdmittedObjectsDecode(t *testing.T) {
+	ensureNamespace(t)
+	seed := rand.Uint64()
+	if s, err := strconv.ParseUint(os.Getenv("APIVALIDATION_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (APIVALIDATION_SEED=%d repeats this run)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	decoder := serializer.NewCodecFactory(env.Client.Scheme()).UniversalDeserializer()
+	const perKind = 40
+	accepted := 0
+	for kind, spec := range validSpecs {
+		for range perKind {
+			obj := decode(t, kind, spec)
+			var paths [][]string
+			leaves(obj.Object["spec"], []string{"spec"}, &paths)
+			path := paths[rng.IntN(len(paths))]
+			val := oddValues[rng.IntN(len(oddValues))]
+			if val != nil {
+				b, _ := json.Marshal(val) // a fresh copy: maps and lists are shared otherwise
+				_ = json.Unmarshal(b, &val)
+			}
+			set(obj.Object, path, val)
+			err := env.Client.Create(env.Ctx, obj, client.DryRunAll)
+			if err != nil {
+				expectNoInternals(t, err) // any refusal is fine, in the user's terms
+				continue
+			}
+			accepted++
+			data, err := json.Marshal(obj.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := decoder.Decode(data, nil, nil); err != nil {
+				t.Errorf("%s with %v = %#v: admitted but the operator cannot decode it: %v", kind, path, val, err)
+			}
+		}
+	}
+	t.Logf("%d of %d mutated objects admitted, all decoded", accepted, perKind*len(validSpecs))
+}

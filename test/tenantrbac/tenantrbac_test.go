@@ -1,0 +1,172 @@
+// Package tenantrbac checks what a tenant can do with the shipped roles, on a real API server
+// with Kubernetes' own view, edit and admin roles and their aggregation: a user bound to edit in
+// one namespace works with the OpenStack kinds there, and nowhere else.
+package tenantrbac
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+var env = testenv.New(nil).WithRoleAggregation()
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+const tenant = "alice"
+
+// setup installs the shipped tenant roles, makes namespaces mine and theirs and binds the tenant to
+// Kubernetes' edit role in mine, then waits for the aggregation to give edit the OpenStack kinds.
+func setup(t *testing.T) {
+	t.Helper()
+	env.Require(t)
+	for _, f := range []string{"tenant_view_role.yaml", "tenant_edit_role.yaml"} {
+		b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.UnmarshalStrict(b, role); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := env.Client.Create(env.Ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range []string{"mine", "theirs"} {
+		if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-edit", Namespace: "mine"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: tenant}}}
+	if err := env.Client.Create(env.Ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, 100*time.Millisecond, "edit aggregating the tenant roles", func() error {
+		var edit rbacv1.ClusterRole
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: "edit"}, &edit); err != nil {
+			return err
+		}
+		var create, list bool
+		for _, r := range edit.Rules {
+			if len(r.APIGroups) == 1 && r.APIGroups[0] == "kupenstack.io" {
+				create = create || strings.Contains(strings.Join(r.Verbs, ","), "create")
+				list = list || strings.Contains(strings.Join(r.Verbs, ","), "list")
+			}
+		}
+		if !create || !list {
+			return fmt.Errorf("edit has no kupenstack.io create and list yet")
+		}
+		return nil
+	})
+}
+
+func asTenant(t *testing.T) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
+	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestTenantWorksInItsNamespaceOnly: with edit in its namespace, a tenant lists, creates, scales
+// and deletes the OpenStack kinds there; it is refused in another namespace, on the cluster-scoped
+// kinds, on the configuration profiles and on status.
+func TestTenantWorksInItsNamespaceOnly(t *testing.T) {
+	setup(t)
+	c := asTenant(t)
+	net := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "mine"}}
+	if err := c.Create(env.Ctx, net); err != nil {
+		t.Fatalf("creating a Network in its namespace: %v", err)
+	}
+	var nets kupenstackv1.NetworkList
+	if err := c.List(env.Ctx, &nets, client.InNamespace("mine")); err != nil || len(nets.Items) != 1 {
+		t.Fatalf("listing its Networks: %v (%d)", err, len(nets.Items))
+	}
+	net.Status.ID = "forged"
+	if err := c.Status().Update(env.Ctx, net); !apierrors.IsForbidden(err) {
+		t.Errorf("writing status: %v, want Forbidden", err)
+	}
+	if err := c.Delete(env.Ctx, net); err != nil {
+		t.Fatalf("deleting its Network: %v", err)
+	}
+	for _, tt := range []struct {
+		what string
+		do   func() error
+	}{
+		{"a Network in another namespace", func() error {
+			return c.Create(env.Ctx, &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "theirs"}})
+		}},
+		{"listing another namespace", func() error {
+			return c.List(env.Ctx, &kupenstackv1.NetworkList{}, client.InNamespace("theirs"))
+		}},
+		{"a Flavor", func() error {
+			return c.Create(env.Ctx, &kupenstackv1.Flavor{ObjectMeta: metav1.ObjectMeta{Name: "big"},
+				Spec: kupenstackv1.FlavorSpec{VCPUs: 1, RAMMiB: 512}})
+		}},
+		{"listing Flavors", func() error { return c.List(env.Ctx, &kupenstackv1.FlavorList{}) }},
+		{"a Project", func() error {
+			return c.Create(env.Ctx, &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "mine2"},
+				Spec: kupenstackv1.ProjectSpec{Namespace: "mine"}})
+		}},
+		{"listing OpenstackNodes", func() error { return c.List(env.Ctx, &kupenstackv1.OpenstackNodeList{}) }},
+		{"a configuration profile in its namespace", func() error {
+			return c.Create(env.Ctx, &kupenstackv1.OpenstackCloudConfigurationProfile{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "mine"}})
+		}},
+	} {
+		if err := tt.do(); !apierrors.IsForbidden(err) {
+			t.Errorf("%s: %v, want Forbidden", tt.what, err)
+		}
+	}
+}
+
+// TestKubectlGetOpenstackAsTenant: the guide's `kubectl get openstack -n NS` lists every namespaced
+// kind and exits 0 for a user bound to edit in NS alone. It used to fail with Forbidden errors
+// and exit 1: the category held cluster-scoped kinds, which -n cannot narrow.
+func TestKubectlGetOpenstackAsTenant(t *testing.T) {
+	setup(t)
+	kubeconfig, err := env.KubeConfig(tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vm := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "listed", Namespace: "mine"}}
+	if err := env.Client.Create(env.Ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, vm) })
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(env.Ctx, filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"),
+		"--kubeconfig", path, "get", "openstack", "-n", "mine")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl get openstack -n mine: %v\nstdout: %s\nstderr: %s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "network.kupenstack.io/listed") || errOut.Len() > 0 {
+		t.Fatalf("stdout: %s\nstderr: %s", out.String(), errOut.String())
+	}
+}

@@ -122,6 +122,16 @@ func TestSamples(t *testing.T) {
 		t.Fatalf("no quickstart samples found (%v)", err)
 	}
 	files = append(files, quickstart...)
+	// The life-cycle's samples (cloud.yaml for render, one-node.yaml for TestWholeCloud).
+	lcm, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "lcm", "*.yaml"))
+	if err != nil || len(lcm) < 2 {
+		t.Fatalf("no life-cycle samples found (%v)", err)
+	}
+	files = append(files, lcm...)
+	// Their profiles' namespace, which config/default creates.
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-system"}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -131,7 +141,7 @@ func TestSamples(t *testing.T) {
 			// There is one configuration per cluster: leave room for the docs' example.
 			if obj.GetKind() == "KupenstackConfiguration" {
 				t.Cleanup(func() {
-					if err := env.Client.Delete(env.Ctx, obj); err != nil {
+					if err := env.Client.Delete(env.Ctx, obj); client.IgnoreNotFound(err) != nil {
 						t.Errorf("deleting the sample KupenstackConfiguration: %v", err)
 					}
 				})

@@ -541,6 +541,9 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 			set(v, storageClass, "volume", "class_name")
 		}
 		set(v, false, "bootstrap", "enabled") // it downloads CirrOS from the internet
+		// Its storage-init Job only has work for Swift and Ceph ("No action required" for the
+		// file store and a PVC), and runs the Ceph helper image.
+		set(v, false, "manifests", "job_storage_init")
 	case "cinder":
 		set(v, map[string]any{"enabled_backends": lvmBackend, "default_volume_type": lvmBackend}, "conf", "cinder", "DEFAULT")
 		set(v, map[string]any{lvmBackend: map[string]any{

@@ -3,6 +3,7 @@ package openstack
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -69,7 +70,16 @@ type Clients struct {
 	// asks an unversioned endpoint such as Neutron's or Glance's for its versions), which would
 	// otherwise double the cost of every list and get.
 	services map[serviceKey]*gophercloud.ServiceClient
+	// catalogAt is when each provider's catalog was read: gophercloud keeps the catalog of the
+	// first token for the provider's life (re-authentication copies only the new token), so a
+	// service registered later stays unknown until the provider is replaced.
+	catalogAt map[*gophercloud.ProviderClient]time.Time
 }
+
+// catalogRefresh is how old a provider's catalog must be before a missing endpoint replaces the
+// provider (one token request) to read the catalog again: a cloud being deployed registers its
+// services one by one, and a service that is truly absent costs a token at most this often.
+var catalogRefresh = 30 * time.Second
 
 type serviceKey struct{ projectID, service string }
 
@@ -82,6 +92,7 @@ func NewClients(source CredentialSource, cloudName string, qps float64, burst in
 		transport: &meteredTransport{next: http.DefaultTransport, limiter: rate.NewLimiter(rate.Limit(qps), burst), services: &sync.Map{}},
 		projects:  map[string]*gophercloud.ProviderClient{},
 		services:  map[serviceKey]*gophercloud.ServiceClient{},
+		catalogAt: map[*gophercloud.ProviderClient]time.Time{},
 	}
 }
 
@@ -102,6 +113,7 @@ func (c *Clients) refresh(ctx context.Context) error {
 	c.cloud, c.credHash, c.admin = cloud, sum, nil
 	clear(c.projects)
 	clear(c.services)
+	clear(c.catalogAt)
 	return nil
 }
 
@@ -139,6 +151,7 @@ func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.
 				return nil, err
 			}
 			c.admin = p
+			c.catalogAt[p] = time.Now()
 		}
 		return c.admin, nil
 	}
@@ -155,7 +168,43 @@ func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.
 		return nil, err
 	}
 	c.projects[projectID] = p
+	c.catalogAt[p] = time.Now()
 	return p, nil
+}
+
+// renewCatalog replaces projectID's provider p by a newly authenticated one, whose token brings
+// the current catalog, when p's catalog is older than catalogRefresh; it returns the provider to
+// use (p itself when its catalog is recent or another caller replaced it already).
+func (c *Clients) renewCatalog(ctx context.Context, projectID string, p *gophercloud.ProviderClient) (*gophercloud.ProviderClient, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	current := c.admin
+	if projectID != "" {
+		current = c.projects[projectID]
+	}
+	if current != p || time.Since(c.catalogAt[p]) < catalogRefresh {
+		if current == nil {
+			return p, nil
+		}
+		return current, nil
+	}
+	auth := c.cloud.Auth
+	if projectID != "" {
+		auth.TenantID, auth.TenantName = "", ""
+		auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
+	}
+	fresh, err := c.connect(ctx, c.cloud, auth)
+	if err != nil {
+		return nil, err
+	}
+	delete(c.catalogAt, p)
+	c.catalogAt[fresh] = time.Now()
+	if projectID == "" {
+		c.admin = fresh
+	} else {
+		c.projects[projectID] = fresh
+	}
+	return fresh, nil
 }
 
 // IssueToken authenticates anew with the credentials, without touching the cached clients, and
@@ -178,6 +227,7 @@ func (c *Clients) IssueToken(ctx context.Context) (string, error) {
 func (c *Clients) Forget(projectID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.catalogAt, c.projects[projectID])
 	delete(c.projects, projectID)
 	for k := range c.services {
 		if k.projectID == projectID {
@@ -206,7 +256,17 @@ func (c *Clients) serviceClient(ctx context.Context, projectID, service string,
 	c.mu.Unlock()
 	if !ok || cached.ProviderClient != p { // none yet, or the provider was replaced since
 		// Built without the lock: the version request may take long on a loaded cloud.
-		if cached, err = build(p, c.endpointOpts()); err != nil {
+		cached, err = build(p, c.endpointOpts())
+		var notFound *gophercloud.ErrEndpointNotFound
+		if errors.As(err, &notFound) {
+			// Perhaps registered since the provider read its catalog.
+			if fresh, rerr := c.renewCatalog(ctx, projectID, p); rerr != nil {
+				return nil, rerr
+			} else if fresh != p {
+				cached, err = build(fresh, c.endpointOpts())
+			}
+		}
+		if err != nil {
 			return nil, fmt.Errorf("finding the %s endpoint: %w", service, err)
 		}
 		c.transport.services.Store(strings.TrimSuffix(cached.Endpoint, "/"), service)

@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
@@ -190,5 +192,87 @@ func TestServiceClientBuiltOncePerProvider(t *testing.T) {
 	}
 	if discoveries != 1 {
 		t.Fatalf("%d version requests for 3 clients of one provider, want 1", discoveries)
+	}
+}
+
+// TestCatalogRenewedForLaterServices: a cloud being deployed registers its services one by one;
+// a client authenticated before Glance was in the catalog finds it once the catalog is older than
+// catalogRefresh (gophercloud keeps a provider's first catalog for good), and a service still
+// absent costs at most one token per catalogRefresh. Found on the real cluster: the validation
+// agent reported glance, placement, nova and neutron NotInCatalog long after they were deployed.
+func TestCatalogRenewedForLaterServices(t *testing.T) {
+	defer func(d time.Duration) { catalogRefresh = d }(catalogRefresh)
+	catalogRefresh = 200 * time.Millisecond
+	var mu sync.Mutex
+	tokens, withImage := 0, false
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v3/auth/tokens":
+			mu.Lock()
+			tokens++
+			image := withImage
+			mu.Unlock()
+			catalog := `{"type":"identity","name":"keystone","id":"k","endpoints":[
+				{"id":"ek","interface":"public","region":"RegionOne","region_id":"RegionOne","url":"` + srv.URL + `/v3"}]}`
+			if image {
+				catalog += `,{"type":"image","name":"glance","id":"g","endpoints":[
+				{"id":"eg","interface":"public","region":"RegionOne","region_id":"RegionOne","url":"` + srv.URL + `/image"}]}`
+			}
+			w.Header().Set("X-Subject-Token", "token")
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"token":{"expires_at":"2099-01-01T00:00:00.000000Z","methods":["password"],
+				"user":{"id":"u","name":"admin","domain":{"id":"default","name":"Default"}},
+				"project":{"id":"p","name":"admin","domain":{"id":"default","name":"Default"}},
+				"catalog":[%s]}}`, catalog)
+		case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/image":
+			fmt.Fprintf(w, `{"versions":[{"id":"v2.16","status":"CURRENT","links":[{"href":"%s/image/v2/","rel":"self"}]}]}`, srv.URL)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	clouds := fmt.Sprintf(`clouds:
+  test:
+    auth: {auth_url: "%s/v3", username: admin, password: secret, project_name: admin, user_domain_name: Default, project_domain_name: Default}
+    region_name: RegionOne
+    interface: public
+    identity_api_version: 3
+`, srv.URL)
+	c := NewClients(func(context.Context) ([]byte, error) { return []byte(clouds), nil }, "test", 1000, 1000)
+	ctx := context.Background()
+	tokensNow := func() int { mu.Lock(); defer mu.Unlock(); return tokens }
+
+	// Not deployed yet: not found, and asking again at once costs no token.
+	for range 3 {
+		var notFound *gophercloud.ErrEndpointNotFound
+		if _, err := c.Image(ctx, ""); !errors.As(err, &notFound) {
+			t.Fatalf("before glance is registered: %v, want ErrEndpointNotFound", err)
+		}
+	}
+	if n := tokensNow(); n != 1 {
+		t.Fatalf("%d tokens for three lookups within catalogRefresh, want 1", n)
+	}
+	mu.Lock()
+	withImage = true
+	mu.Unlock()
+	time.Sleep(catalogRefresh + 50*time.Millisecond)
+	sc, err := c.Image(ctx, "")
+	if err != nil {
+		t.Fatalf("glance registered since: %v", err)
+	}
+	if !strings.HasPrefix(sc.Endpoint, srv.URL+"/image") {
+		t.Errorf("image endpoint %q", sc.Endpoint)
+	}
+	if n := tokensNow(); n != 2 {
+		t.Errorf("%d tokens, want 2 (one renewal)", n)
+	}
+	// Once found, the client is kept: no more tokens.
+	if _, err := c.Image(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := tokensNow(); n != 2 {
+		t.Errorf("%d tokens after a cached lookup, want 2", n)
 	}
 }

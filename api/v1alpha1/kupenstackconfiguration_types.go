@@ -21,10 +21,12 @@ type ProfileReference struct {
 	// Name of the profile.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 	// Namespace of the profile. In a node's profile it defaults to the namespace of defaultProfile.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 }
@@ -120,8 +122,13 @@ type KupenstackConfigurationSpec struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.__namespace__)",message="defaultProfile needs a namespace"
 	DefaultProfile ProfileReference `json:"defaultProfile"`
 
-	// Nodes are the Kubernetes nodes that run OpenStack, with their roles.
+	// Nodes are the Kubernetes nodes that run OpenStack, with their roles. A node is known by its
+	// name (its OpenstackNode, its labels, its OpenStack services), so an entry's name cannot be
+	// changed in place (an edit that changes exactly one name and nothing else in the list is
+	// refused): to replace a node, remove its entry (the node leaves the cloud) and add the other
+	// node as a new entry. Adding, removing and reordering entries is free.
 	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:XValidation:rule="self.size() != oldSelf.size() || !self.existsOne(i, n, n.name != oldSelf[i].name)",message="a node's name cannot be changed in place: remove the old node's entry (it leaves the cloud) and add the new node as an entry of its own"
 	// +listType=map
 	// +listMapKey=name
 	// +optional

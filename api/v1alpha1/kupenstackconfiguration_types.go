@@ -86,7 +86,9 @@ type ChartSource struct {
 
 	// LocalPath is an absolute directory on the operator's file system holding one directory per
 	// chart (e.g. a checkout of openstack-helm mounted into the operator's pod), or packaged
-	// charts as a chart repository keeps them (<chart>-<version>.tgz).
+	// charts as a chart repository keeps them (<chart>-<version>.tgz). It must lie under one of
+	// the directories the operator allows (--chart-local-path-prefixes, by default /charts and
+	// /opt/openstack-helm), else the configuration is Degraded.
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="localPath must be an absolute path"
 	// +optional

@@ -559,7 +559,7 @@ func errorOutcome(err error) outcome {
 	if errors.As(err, &wait) {
 		return outcome{state: conditions.State{Waiting: wait.msg}, requeue: wait.after}
 	}
-	if isInvalidConfig(err) {
+	if IsInvalidConfig(err) {
 		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()},
 			requeue: openstack.RejectedRetryInterval}
 	}

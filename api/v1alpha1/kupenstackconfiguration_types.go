@@ -99,13 +99,13 @@ type ChartSource struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.components) || !has(self.optionalComponents)",message="set components (the whole list) or optionalComponents (added to the core ones), not both"
 type KupenstackConfigurationSpec struct {
 	// Release is the OpenStack release to run, e.g. 2026.1. The operator knows which chart
-	// versions and image tags make up each release it supports; another release makes the
-	// configuration Degraded.
+	// versions and image tags make up each release it supports (2025.1, 2025.2 and 2026.1);
+	// another release makes the configuration Degraded.
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}\\\\.[12]$')",message="release must look like 2026.1"
 	Release string `json:"release"`
 
-	// Namespace the OpenStack services are deployed to. Immutable: moving a running cloud to
-	// another namespace is not supported.
+	// Namespace the OpenStack services are deployed to; default openstack. Immutable: moving a
+	// running cloud to another namespace is not supported.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
@@ -138,7 +138,8 @@ type KupenstackConfigurationSpec struct {
 
 	// Components, when set, is the whole list of components to deploy, core or optional, in
 	// place of the core ones plus optionalComponents: e.g. [mariadb, rabbitmq, memcached,
-	// keystone] for an identity service alone. A component's install dependencies must be
+	// keystone] for an identity service alone. Known components: mariadb, rabbitmq, memcached,
+	// keystone, glance, cinder, placement, nova, neutron, openvswitch, libvirt, horizon. A component's install dependencies must be
 	// listed too (keystone needs mariadb, rabbitmq and memcached; see docs/lcm.md), else the
 	// configuration is Degraded. Deployed components left out are removed.
 	// +kubebuilder:validation:MinItems=1
@@ -149,7 +150,7 @@ type KupenstackConfigurationSpec struct {
 	Components []string `json:"components,omitempty"`
 
 	// OptionalComponents to deploy besides the core ones (mariadb, rabbitmq, memcached,
-	// keystone, glance, placement, nova, neutron, openvswitch, libvirt).
+	// keystone, glance, placement, nova, neutron, openvswitch, libvirt): cinder and/or horizon.
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:Enum=cinder;horizon
 	// +listType=set
@@ -160,7 +161,7 @@ type KupenstackConfigurationSpec struct {
 	// install or upgrade. An upgrade that is not ready by then is rolled back to the last good
 	// revision (reason UpgradeFailed); a first install is reported (reason
 	// ProgressDeadlineExceeded) and still waited for, having nothing to go back to.
-	// A duration (10m, 1h30m) between 10s and 24h.
+	// A duration (10m, 1h30m) between 10s and 24h; default 15m.
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="progressDeadline must be between 10s and 24h"
 	// +kubebuilder:default="15m"
 	// +optional
@@ -172,7 +173,8 @@ type ComponentStatus struct {
 	// Name of the component (mariadb, keystone, nova, ...).
 	Name string `json:"name"`
 	// Chart and ChartVersion the release is rendered from.
-	Chart        string `json:"chart,omitempty"`
+	Chart string `json:"chart,omitempty"`
+	// ChartVersion the release is rendered from (the release table's version of the chart).
 	ChartVersion string `json:"chartVersion,omitempty"`
 	// ValuesHash identifies the rendered values: it changes exactly when the release needs an
 	// upgrade.
@@ -185,8 +187,10 @@ type ComponentStatus struct {
 	// +optional
 	Phase string `json:"phase,omitempty"`
 	// +optional
+	// Revision of the component's Helm release.
 	Revision int32 `json:"revision,omitempty"`
 	// +optional
+	// Ready: the component's OpenstackComponent is Ready.
 	Ready bool `json:"ready,omitempty"`
 }
 

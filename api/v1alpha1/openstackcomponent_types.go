@@ -72,8 +72,9 @@ type OpenstackComponentSpec struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
 	Namespace string `json:"namespace"`
-	// DependsOn are the components that must be ready before this one is installed (component
-	// names, as chart above).
+	// DependsOn are the components that must be ready before this one is installed: mariadb,
+	// rabbitmq, memcached, keystone, glance, cinder, placement, nova, neutron, openvswitch,
+	// libvirt or horizon.
 	// +kubebuilder:validation:MaxItems=12
 	// +kubebuilder:validation:items:Enum=mariadb;rabbitmq;memcached;keystone;glance;cinder;placement;nova;neutron;openvswitch;libvirt;horizon
 	// +listType=set
@@ -97,6 +98,7 @@ type OpenstackComponentSpec struct {
 // OpenstackComponentStatus is where the component's Helm release stands.
 type OpenstackComponentStatus struct {
 	// +optional
+	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Phase is a one-word summary (WaitingForDependencies, Installing, Upgrading, Deploying,
 	// Ready, Failed, RolledBack, Uninstalling).
@@ -115,6 +117,7 @@ type OpenstackComponentStatus struct {
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
 	// +optional
+	// Release is the OpenStack release of the deployed revision.
 	Release string `json:"release,omitempty"`
 	// AppliedHash identifies what the current revision was made from (values with credentials,
 	// and the chart's content).

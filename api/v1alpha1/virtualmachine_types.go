@@ -298,6 +298,8 @@ type VirtualMachineStatus struct {
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.resource.status`
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.resource.addresses[0].address`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
+// +kubebuilder:printcolumn:name="Flavor",type=string,JSONPath=`.spec.flavorRef`,priority=1
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.imageRef`,priority=1
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.status.resource.host`,priority=1
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -55,7 +55,9 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 			if err := env.Client.Create(env.Ctx, obj); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)) })
+			t.Cleanup(func() {
+				_ = env.Client.Delete(env.Ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			})
 			cells := table(t, fmt.Sprintf("/apis/kupenstack.io/v1alpha1/namespaces/%s/%s/columns", ns, tt.resource))
 			for col, want := range tt.want {
 				if got, ok := cells[col]; !ok || got != want {

@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -186,14 +185,9 @@ func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return ctrl.Result{}, err
 		}
 	}
-	if meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionReady) == nil {
-		// First sight: say at once that nothing is known yet (kubectl get shows Ready Unknown, not
-		// a blank), as the pass may take a while (a project to create, a server to build).
-		seen := obj.DeepCopyObject().(O)
-		meta.SetStatusCondition(&seen.GetManagedStatus().Conditions, metav1.Condition{
-			Type: kupenstackv1.ConditionReady, Status: metav1.ConditionUnknown, Reason: kupenstackv1.ReasonProgressing,
-			Message: "the operator is looking at it", ObservedGeneration: obj.GetGeneration(),
-		})
+	// First sight: say at once that nothing is known yet (kubectl get shows Ready Unknown, not a
+	// blank), as the pass may take a while (a project to create, a server to build).
+	if seen := obj.DeepCopyObject().(O); conditions.SetUnknownIfNew(&seen.GetManagedStatus().Conditions, obj.GetGeneration()) {
 		if err := r.Client.Status().Patch(ctx, seen, client.MergeFrom(obj)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}

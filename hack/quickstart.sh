@@ -157,11 +157,21 @@ operator() {
       --leader-elect --leader-election-namespace kupenstack-system \
       --notifications-url amqp://guest:guest@127.0.0.1:5672/ \
       --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" \
-      --chart-cache-dir "$STATE/chart-cache" >>"$LOGS/operator.log" 2>&1 </dev/null &
+      --chart-cache-dir "$STATE/chart-cache" --chart-local-path-prefixes "$(chart_dirs)" \
+      >>"$LOGS/operator.log" 2>&1 </dev/null &
     echo $! >"$STATE/kupenstack.pid"
   fi
   wait_until 120 curl -fsS "http://127.0.0.1:$(<"$STATE/probe-port")/readyz"
   operator_running
+}
+
+# chart_dirs: the directories cloud() may name as the sample's charts.localPath, which the
+# operator must allow (--chart-local-path-prefixes): the real charts beside the checkout
+# (OSH_CHARTS) and the checkout's fixture charts.
+chart_dirs() {
+  local osh=${OSH_CHARTS:-$ROOT/../shared/openstack-helm/2026.1.0}
+  [[ -d $osh ]] && osh=$(cd "$osh" && pwd)
+  echo "$osh,$ROOT/test/fixtures/charts"
 }
 
 # cloud: the life-cycle samples with the real OpenStack-Helm charts of the sample's release

@@ -61,7 +61,7 @@ type FlavorSpec struct {
 	// +kubebuilder:validation:Maximum=2147483647
 	SwapMiB int `json:"swapMiB,omitempty"`
 
-	// IsPublic: every project may use it (default). Immutable.
+	// IsPublic: every project may use it; default true. Immutable.
 	// +kubebuilder:default=true
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="isPublic is immutable"
 	// +optional
@@ -76,15 +76,24 @@ type FlavorSpec struct {
 
 // FlavorResourceStatus is what Nova reports for the flavor.
 type FlavorResourceStatus struct {
-	Name         string            `json:"name,omitempty"`
-	Description  string            `json:"description,omitempty"`
-	VCPUs        int               `json:"vcpus"`
-	RAMMiB       int               `json:"ramMiB"`
-	DiskGiB      int               `json:"diskGiB"`
-	EphemeralGiB int               `json:"ephemeralGiB"`
-	SwapMiB      int               `json:"swapMiB"`
-	IsPublic     bool              `json:"isPublic"`
-	ExtraSpecs   map[string]string `json:"extraSpecs,omitempty"`
+	// Name of the flavor in Nova.
+	Name string `json:"name,omitempty"`
+	// Description of the flavor in Nova.
+	Description string `json:"description,omitempty"`
+	// VCPUs: virtual CPUs of a server of this flavor.
+	VCPUs int `json:"vcpus"`
+	// RAMMiB: memory of a server of this flavor, in MiB.
+	RAMMiB int `json:"ramMiB"`
+	// DiskGiB: size of the root disk, in GiB (0: the image's size).
+	DiskGiB int `json:"diskGiB"`
+	// EphemeralGiB: size of the ephemeral disk, in GiB.
+	EphemeralGiB int `json:"ephemeralGiB"`
+	// SwapMiB: size of the swap disk, in MiB.
+	SwapMiB int `json:"swapMiB"`
+	// IsPublic: every project may use the flavor.
+	IsPublic bool `json:"isPublic"`
+	// ExtraSpecs are the flavor's extra specs (key/value scheduling and hardware hints).
+	ExtraSpecs map[string]string `json:"extraSpecs,omitempty"`
 }
 
 // FlavorStatus is the observed state of a Flavor.

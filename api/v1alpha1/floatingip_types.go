@@ -54,14 +54,22 @@ type FloatingIPSpec struct {
 
 // FloatingIPResourceStatus is what Neutron reports for the floating IP.
 type FloatingIPResourceStatus struct {
-	FloatingIPAddress string   `json:"floatingIPAddress,omitempty"`
-	FloatingNetworkID string   `json:"floatingNetworkID,omitempty"`
-	PortID            string   `json:"portID,omitempty"`
-	FixedIPAddress    string   `json:"fixedIPAddress,omitempty"`
-	RouterID          string   `json:"routerID,omitempty"`
-	Status            string   `json:"status,omitempty"`
-	Description       string   `json:"description,omitempty"`
-	Tags              []string `json:"tags,omitempty"`
+	// FloatingIPAddress is the public address.
+	FloatingIPAddress string `json:"floatingIPAddress,omitempty"`
+	// FloatingNetworkID is the ID of the external network the address comes from.
+	FloatingNetworkID string `json:"floatingNetworkID,omitempty"`
+	// PortID is the ID of the port the address is associated with (empty: not associated).
+	PortID string `json:"portID,omitempty"`
+	// FixedIPAddress is the port's address the floating IP translates to.
+	FixedIPAddress string `json:"fixedIPAddress,omitempty"`
+	// RouterID is the ID of the router that does the translation.
+	RouterID string `json:"routerID,omitempty"`
+	// Status in Neutron: ACTIVE, DOWN or ERROR.
+	Status string `json:"status,omitempty"`
+	// Description of the floating IP in Neutron.
+	Description string `json:"description,omitempty"`
+	// Tags of the floating IP in Neutron (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // FloatingIPStatus is the observed state of a FloatingIP.

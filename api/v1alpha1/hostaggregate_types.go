@@ -36,10 +36,14 @@ type HostAggregateSpec struct {
 
 // HostAggregateResourceStatus is what Nova reports for the aggregate.
 type HostAggregateResourceStatus struct {
-	Name             string            `json:"name,omitempty"`
-	AvailabilityZone string            `json:"availabilityZone,omitempty"`
-	Hosts            []string          `json:"hosts,omitempty"`
-	Metadata         map[string]string `json:"metadata,omitempty"`
+	// Name of the aggregate in Nova.
+	Name string `json:"name,omitempty"`
+	// AvailabilityZone the aggregate defines (empty: none).
+	AvailabilityZone string `json:"availabilityZone,omitempty"`
+	// Hosts are the compute hosts in the aggregate.
+	Hosts []string `json:"hosts,omitempty"`
+	// Metadata of the aggregate (key/value pairs the scheduler matches against flavors).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // HostAggregateStatus is the observed state of a HostAggregate.

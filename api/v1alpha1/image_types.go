@@ -97,24 +97,34 @@ type ImageSource struct {
 
 // ImageResourceStatus is what Glance reports for the image.
 type ImageResourceStatus struct {
+	// Name of the image in Glance.
 	Name string `json:"name,omitempty"`
 	// Status in Glance: queued (no data yet), saving, active, killed, deactivated, ...
-	Status          string `json:"status,omitempty"`
-	Visibility      string `json:"visibility,omitempty"`
-	DiskFormat      string `json:"diskFormat,omitempty"`
+	Status string `json:"status,omitempty"`
+	// Visibility in Glance: private, shared, community or public.
+	Visibility string `json:"visibility,omitempty"`
+	// DiskFormat of the image data, e.g. qcow2 or raw.
+	DiskFormat string `json:"diskFormat,omitempty"`
+	// ContainerFormat of the image data, e.g. bare.
 	ContainerFormat string `json:"containerFormat,omitempty"`
 	// Size of the data in bytes.
 	Size int64 `json:"size,omitempty"`
 	// Checksum is Glance's MD5 of the data.
 	Checksum string `json:"checksum,omitempty"`
 	// HashAlgo and HashValue are Glance's secure hash of the data (os_hash_algo, os_hash_value).
-	HashAlgo   string            `json:"hashAlgo,omitempty"`
-	HashValue  string            `json:"hashValue,omitempty"`
-	MinDiskGiB int               `json:"minDiskGiB,omitempty"`
-	MinRAMMiB  int               `json:"minRamMiB,omitempty"`
-	Owner      string            `json:"owner,omitempty"`
+	HashAlgo string `json:"hashAlgo,omitempty"`
+	// HashValue is Glance's secure hash (sha512) of the image data.
+	HashValue string `json:"hashValue,omitempty"`
+	// MinDiskGiB: the smallest root disk, in GiB, a server booted from the image needs.
+	MinDiskGiB int `json:"minDiskGiB,omitempty"`
+	// MinRAMMiB: the least memory, in MiB, a server booted from the image needs.
+	MinRAMMiB int `json:"minRamMiB,omitempty"`
+	// Owner is the ID of the project that owns the image.
+	Owner string `json:"owner,omitempty"`
+	// Properties are the image's custom properties (hw_disk_bus, os_distro, ...).
 	Properties map[string]string `json:"properties,omitempty"`
-	Tags       []string          `json:"tags,omitempty"`
+	// Tags of the image in Glance (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // ImageStatus is the observed state of an Image.

@@ -31,9 +31,11 @@ type KeyPairSpec struct {
 // KeyPairResourceStatus is what Nova reports for the key pair.
 type KeyPairResourceStatus struct {
 	// Name of the key pair in Nova (servers refer to it by this name).
-	Name        string `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Fingerprint of the public key, as Nova computes it.
 	Fingerprint string `json:"fingerprint,omitempty"`
-	Type        string `json:"type,omitempty"`
+	// Type of the key pair: ssh or x509.
+	Type string `json:"type,omitempty"`
 }
 
 // KeyPairStatus is the observed state of a KeyPair.

@@ -21,10 +21,12 @@ type ProfileReference struct {
 	// Name of the profile.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 	// Namespace of the profile. In a node's profile it defaults to the namespace of defaultProfile.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 }
@@ -84,7 +86,9 @@ type ChartSource struct {
 
 	// LocalPath is an absolute directory on the operator's file system holding one directory per
 	// chart (e.g. a checkout of openstack-helm mounted into the operator's pod), or packaged
-	// charts as a chart repository keeps them (<chart>-<version>.tgz).
+	// charts as a chart repository keeps them (<chart>-<version>.tgz). It must lie under one of
+	// the directories the operator allows (--chart-local-path-prefixes, by default /charts and
+	// /opt/openstack-helm), else the configuration is Degraded.
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="localPath must be an absolute path"
 	// +optional
@@ -95,13 +99,13 @@ type ChartSource struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.components) || !has(self.optionalComponents)",message="set components (the whole list) or optionalComponents (added to the core ones), not both"
 type KupenstackConfigurationSpec struct {
 	// Release is the OpenStack release to run, e.g. 2026.1. The operator knows which chart
-	// versions and image tags make up each release it supports; another release makes the
-	// configuration Degraded.
+	// versions and image tags make up each release it supports (2025.1, 2025.2 and 2026.1);
+	// another release makes the configuration Degraded.
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}\\\\.[12]$')",message="release must look like 2026.1"
 	Release string `json:"release"`
 
-	// Namespace the OpenStack services are deployed to. Immutable: moving a running cloud to
-	// another namespace is not supported.
+	// Namespace the OpenStack services are deployed to; default openstack. Immutable: moving a
+	// running cloud to another namespace is not supported.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
@@ -120,8 +124,13 @@ type KupenstackConfigurationSpec struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.__namespace__)",message="defaultProfile needs a namespace"
 	DefaultProfile ProfileReference `json:"defaultProfile"`
 
-	// Nodes are the Kubernetes nodes that run OpenStack, with their roles.
+	// Nodes are the Kubernetes nodes that run OpenStack, with their roles. A node is known by its
+	// name (its OpenstackNode, its labels, its OpenStack services), so an entry's name cannot be
+	// changed in place (an edit that changes exactly one name and nothing else in the list is
+	// refused): to replace a node, remove its entry (the node leaves the cloud) and add the other
+	// node as a new entry. Adding, removing and reordering entries is free.
 	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:XValidation:rule="self.size() != oldSelf.size() || !self.existsOne(i, n, n.name != oldSelf[i].name)",message="a node's name cannot be changed in place: remove the old node's entry (it leaves the cloud) and add the new node as an entry of its own"
 	// +listType=map
 	// +listMapKey=name
 	// +optional
@@ -129,7 +138,8 @@ type KupenstackConfigurationSpec struct {
 
 	// Components, when set, is the whole list of components to deploy, core or optional, in
 	// place of the core ones plus optionalComponents: e.g. [mariadb, rabbitmq, memcached,
-	// keystone] for an identity service alone. A component's install dependencies must be
+	// keystone] for an identity service alone. Known components: mariadb, rabbitmq, memcached,
+	// keystone, glance, cinder, placement, nova, neutron, openvswitch, libvirt, horizon. A component's install dependencies must be
 	// listed too (keystone needs mariadb, rabbitmq and memcached; see docs/lcm.md), else the
 	// configuration is Degraded. Deployed components left out are removed.
 	// +kubebuilder:validation:MinItems=1
@@ -140,7 +150,7 @@ type KupenstackConfigurationSpec struct {
 	Components []string `json:"components,omitempty"`
 
 	// OptionalComponents to deploy besides the core ones (mariadb, rabbitmq, memcached,
-	// keystone, glance, placement, nova, neutron, openvswitch, libvirt).
+	// keystone, glance, placement, nova, neutron, openvswitch, libvirt): cinder and/or horizon.
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:Enum=cinder;horizon
 	// +listType=set
@@ -151,7 +161,7 @@ type KupenstackConfigurationSpec struct {
 	// install or upgrade. An upgrade that is not ready by then is rolled back to the last good
 	// revision (reason UpgradeFailed); a first install is reported (reason
 	// ProgressDeadlineExceeded) and still waited for, having nothing to go back to.
-	// A duration (10m, 1h30m) between 10s and 24h.
+	// A duration (10m, 1h30m) between 10s and 24h; default 15m.
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="progressDeadline must be between 10s and 24h"
 	// +kubebuilder:default="15m"
 	// +optional
@@ -163,7 +173,8 @@ type ComponentStatus struct {
 	// Name of the component (mariadb, keystone, nova, ...).
 	Name string `json:"name"`
 	// Chart and ChartVersion the release is rendered from.
-	Chart        string `json:"chart,omitempty"`
+	Chart string `json:"chart,omitempty"`
+	// ChartVersion the release is rendered from (the release table's version of the chart).
 	ChartVersion string `json:"chartVersion,omitempty"`
 	// ValuesHash identifies the rendered values: it changes exactly when the release needs an
 	// upgrade.
@@ -176,8 +187,10 @@ type ComponentStatus struct {
 	// +optional
 	Phase string `json:"phase,omitempty"`
 	// +optional
+	// Revision of the component's Helm release.
 	Revision int32 `json:"revision,omitempty"`
 	// +optional
+	// Ready: the component's OpenstackComponent is Ready.
 	Ready bool `json:"ready,omitempty"`
 }
 

@@ -21,7 +21,7 @@ type NetworkSpec struct {
 	// +optional
 	Description string `json:"description,omitempty"`
 
-	// AdminStateUp: false takes the network down administratively.
+	// AdminStateUp: false takes the network down administratively; default true.
 	// +kubebuilder:default=true
 	// +optional
 	AdminStateUp *bool `json:"adminStateUp,omitempty"`
@@ -51,16 +51,26 @@ type NeutronTag string
 
 // NetworkResourceStatus is what Neutron reports for the network.
 type NetworkResourceStatus struct {
-	Name                string   `json:"name,omitempty"`
-	Description         string   `json:"description,omitempty"`
-	Status              string   `json:"status,omitempty"`
-	AdminStateUp        bool     `json:"adminStateUp"`
-	MTU                 int      `json:"mtu,omitempty"`
-	PortSecurityEnabled *bool    `json:"portSecurityEnabled,omitempty"`
-	External            bool     `json:"external,omitempty"`
-	Shared              bool     `json:"shared,omitempty"`
-	Subnets             []string `json:"subnets,omitempty"`
-	Tags                []string `json:"tags,omitempty"`
+	// Name of the network in Neutron.
+	Name string `json:"name,omitempty"`
+	// Description of the network in Neutron.
+	Description string `json:"description,omitempty"`
+	// Status in Neutron: ACTIVE, DOWN, BUILD or ERROR.
+	Status string `json:"status,omitempty"`
+	// AdminStateUp: the network is administratively up.
+	AdminStateUp bool `json:"adminStateUp"`
+	// MTU of the network, in bytes.
+	MTU int `json:"mtu,omitempty"`
+	// PortSecurityEnabled: new ports get security groups and anti-spoofing rules by default.
+	PortSecurityEnabled *bool `json:"portSecurityEnabled,omitempty"`
+	// External: the network is an external (provider) network routers can use as a gateway.
+	External bool `json:"external,omitempty"`
+	// Shared: every project may use the network.
+	Shared bool `json:"shared,omitempty"`
+	// Subnets are the IDs of the network's subnets.
+	Subnets []string `json:"subnets,omitempty"`
+	// Tags of the network in Neutron (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // NetworkStatus is the observed state of a Network.

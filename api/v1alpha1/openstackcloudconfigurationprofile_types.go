@@ -72,8 +72,8 @@ type OpenstackCloudConfigurationProfileSpec struct {
 	// +optional
 	Images map[string]string `json:"images,omitempty"`
 
-	// ImagePullPolicy of every container (each chart's images.pull_policy); the charts' default
-	// is IfNotPresent.
+	// ImagePullPolicy of every container (each chart's images.pull_policy): Always, IfNotPresent
+	// or Never; the charts' default is IfNotPresent.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`

@@ -51,25 +51,46 @@ const (
 const AnnotationRetry = "kupenstack.io/retry"
 
 // OpenstackComponentSpec is what the configuration wants of one component; the operator writes
-// it from the KupenstackConfiguration.
+// it from the KupenstackConfiguration. Users only set suspend: the rest is rewritten by the
+// operator at its next reconcile.
 type OpenstackComponentSpec struct {
-	// Chart is the OpenStack-Helm chart of the component.
+	// Chart is the OpenStack-Helm chart of the component: mariadb, rabbitmq, memcached, keystone,
+	// glance, cinder, placement, nova, neutron, openvswitch, libvirt or horizon.
+	// +kubebuilder:validation:Enum=mariadb;rabbitmq;memcached;keystone;glance;cinder;placement;nova;neutron;openvswitch;libvirt;horizon
 	Chart string `json:"chart"`
-	// ChartVersion wanted (for a local chart directory, the directory's chart is used as is).
+	// ChartVersion wanted, a semantic version such as 2026.1.0 (for a local chart directory, the
+	// directory's chart is used as is).
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$`
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
-	// Release is the OpenStack release the values are rendered for.
+	// Release is the OpenStack release the values are rendered for, e.g. 2026.1.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}\\\\.[12]$')",message="release must look like 2026.1"
 	Release string `json:"release"`
-	// Namespace of the Helm release.
+	// Namespace of the Helm release (the configuration's spec.namespace).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (lower-case letters, digits and '-')"
 	Namespace string `json:"namespace"`
-	// DependsOn are the components that must be ready before this one is installed.
+	// DependsOn are the components that must be ready before this one is installed: mariadb,
+	// rabbitmq, memcached, keystone, glance, cinder, placement, nova, neutron, openvswitch,
+	// libvirt or horizon.
+	// +kubebuilder:validation:MaxItems=12
+	// +kubebuilder:validation:items:Enum=mariadb;rabbitmq;memcached;keystone;glance;cinder;placement;nova;neutron;openvswitch;libvirt;horizon
+	// +listType=set
 	// +optional
 	DependsOn []string `json:"dependsOn,omitempty"`
-	// UpgradePhase orders a release upgrade: a phase starts when every earlier one is done.
+	// UpgradePhase orders a release upgrade: a phase starts when every earlier one is done
+	// (1 infrastructure, 2 identity, 3 image and placement, 4 compute and network, 5 dashboard).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
 	UpgradePhase int32 `json:"upgradePhase"`
-	// ValuesHash identifies the rendered values (credentials excluded).
+	// ValuesHash identifies the rendered values (credentials excluded): lower-case hexadecimal.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]+$`
 	ValuesHash string `json:"valuesHash"`
 	// Suspend stops every Helm action on the component (maintenance); the status is still kept.
+	// The one field of the spec the admin sets; default false.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
@@ -77,6 +98,7 @@ type OpenstackComponentSpec struct {
 // OpenstackComponentStatus is where the component's Helm release stands.
 type OpenstackComponentStatus struct {
 	// +optional
+	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Phase is a one-word summary (WaitingForDependencies, Installing, Upgrading, Deploying,
 	// Ready, Failed, RolledBack, Uninstalling).
@@ -95,6 +117,7 @@ type OpenstackComponentStatus struct {
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
 	// +optional
+	// Release is the OpenStack release of the deployed revision.
 	Release string `json:"release,omitempty"`
 	// AppliedHash identifies what the current revision was made from (values with credentials,
 	// and the chart's content).
@@ -131,6 +154,7 @@ type OpenstackComponentStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=oscomp
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.chart",message="an OpenstackComponent is named after its chart (mariadb, keystone, nova, ...)"
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.chartVersion`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`

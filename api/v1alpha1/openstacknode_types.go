@@ -9,9 +9,12 @@ import (
 // set on it; only those are ever changed or removed by KupenStack.
 const AnnotationManagedLabels = "kupenstack.io/managed-labels"
 
-// OpenstackNodeSpec is copied by the operator from the KupenstackConfiguration's nodes[] entry.
+// OpenstackNodeSpec is copied by the operator from the KupenstackConfiguration's nodes[] entry
+// (a change made here is undone at the next reconcile: edit the configuration instead).
+// +kubebuilder:validation:XValidation:rule="!has(self.profile) || has(self.profile.__namespace__)",message="profile needs a namespace (the operator resolves it from defaultProfile)",fieldPath=".profile"
 type OpenstackNodeSpec struct {
 	// Roles of the node: control and/or compute.
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=2
 	// +kubebuilder:validation:items:Enum=control;compute
 	// +listType=set
@@ -19,6 +22,7 @@ type OpenstackNodeSpec struct {
 	Roles []string `json:"roles,omitempty"`
 
 	// Disabled: the node is out of the cloud (no OpenStack-Helm labels, no per-node overrides).
+	// Default false.
 	// +optional
 	Disabled bool `json:"disabled,omitempty"`
 

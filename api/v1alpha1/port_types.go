@@ -56,7 +56,7 @@ type PortSpec struct {
 	// +optional
 	AllowedAddressPairs []AddressPair `json:"allowedAddressPairs,omitempty"`
 
-	// AdminStateUp: false takes the port down administratively.
+	// AdminStateUp: false takes the port down administratively; default true.
 	// +kubebuilder:default=true
 	// +optional
 	AdminStateUp *bool `json:"adminStateUp,omitempty"`
@@ -86,31 +86,46 @@ type PortFixedIP struct {
 type AddressPair struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="isIP(self) || isCIDR(self)",message="ipAddress must be an IP address or CIDR"
+	// IPAddress (or CIDR) the port may also send from.
 	IPAddress string `json:"ipAddress"`
 	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
 	// +optional
+	// MACAddress that goes with it; the port's own MAC address when unset.
 	MACAddress string `json:"macAddress,omitempty"`
 }
 
 // PortIPStatus is an address of the port.
 type PortIPStatus struct {
-	SubnetID  string `json:"subnetID"`
+	// SubnetID is the ID of the subnet the address is from.
+	SubnetID string `json:"subnetID"`
+	// IPAddress is the address.
 	IPAddress string `json:"ipAddress"`
 }
 
 // PortResourceStatus is what Neutron reports for the port.
 type PortResourceStatus struct {
-	Name             string         `json:"name,omitempty"`
-	Description      string         `json:"description,omitempty"`
-	Status           string         `json:"status,omitempty"`
-	NetworkID        string         `json:"networkID,omitempty"`
-	MACAddress       string         `json:"macAddress,omitempty"`
-	FixedIPs         []PortIPStatus `json:"fixedIPs,omitempty"`
-	SecurityGroupIDs []string       `json:"securityGroupIDs,omitempty"`
-	DeviceID         string         `json:"deviceID,omitempty"`
-	DeviceOwner      string         `json:"deviceOwner,omitempty"`
-	AdminStateUp     bool           `json:"adminStateUp"`
-	Tags             []string       `json:"tags,omitempty"`
+	// Name of the port in Neutron.
+	Name string `json:"name,omitempty"`
+	// Description of the port in Neutron.
+	Description string `json:"description,omitempty"`
+	// Status in Neutron: ACTIVE, DOWN, BUILD or ERROR.
+	Status string `json:"status,omitempty"`
+	// NetworkID is the ID of the port's network.
+	NetworkID string `json:"networkID,omitempty"`
+	// MACAddress of the port.
+	MACAddress string `json:"macAddress,omitempty"`
+	// FixedIPs are the port's addresses.
+	FixedIPs []PortIPStatus `json:"fixedIPs,omitempty"`
+	// SecurityGroupIDs are the IDs of the port's security groups.
+	SecurityGroupIDs []string `json:"securityGroupIDs,omitempty"`
+	// DeviceID is the ID of what uses the port (a server, a router); empty when unused.
+	DeviceID string `json:"deviceID,omitempty"`
+	// DeviceOwner says what kind of thing uses the port, e.g. compute:nova or network:router_interface.
+	DeviceOwner string `json:"deviceOwner,omitempty"`
+	// AdminStateUp: the port is administratively up.
+	AdminStateUp bool `json:"adminStateUp"`
+	// Tags of the port in Neutron (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // PortStatus is the observed state of a Port.

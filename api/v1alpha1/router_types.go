@@ -21,7 +21,7 @@ type RouterSpec struct {
 	// +optional
 	Description string `json:"description,omitempty"`
 
-	// AdminStateUp: false takes the router down administratively.
+	// AdminStateUp: false takes the router down administratively; default true.
 	// +kubebuilder:default=true
 	// +optional
 	AdminStateUp *bool `json:"adminStateUp,omitempty"`
@@ -65,21 +65,32 @@ type RouterInterface struct {
 
 // RouterInterfaceStatus is one attached subnet as Neutron reports it.
 type RouterInterfaceStatus struct {
-	SubnetID  string `json:"subnetID"`
-	PortID    string `json:"portID"`
+	// SubnetID is the ID of the subnet the interface is on.
+	SubnetID string `json:"subnetID"`
+	// PortID is the ID of the interface's port.
+	PortID string `json:"portID"`
+	// IPAddress is the router's address on the subnet.
 	IPAddress string `json:"ipAddress,omitempty"`
 }
 
 // RouterResourceStatus is what Neutron reports for the router.
 type RouterResourceStatus struct {
-	Name                     string                  `json:"name,omitempty"`
-	Description              string                  `json:"description,omitempty"`
-	Status                   string                  `json:"status,omitempty"`
-	AdminStateUp             bool                    `json:"adminStateUp"`
-	ExternalGatewayNetworkID string                  `json:"externalGatewayNetworkID,omitempty"`
-	ExternalIPs              []string                `json:"externalIPs,omitempty"`
-	Interfaces               []RouterInterfaceStatus `json:"interfaces,omitempty"`
-	Tags                     []string                `json:"tags,omitempty"`
+	// Name of the router in Neutron.
+	Name string `json:"name,omitempty"`
+	// Description of the router in Neutron.
+	Description string `json:"description,omitempty"`
+	// Status in Neutron: ACTIVE, DOWN, BUILD or ERROR.
+	Status string `json:"status,omitempty"`
+	// AdminStateUp: the router is administratively up.
+	AdminStateUp bool `json:"adminStateUp"`
+	// ExternalGatewayNetworkID is the ID of the external network the router's gateway is on (empty: no gateway).
+	ExternalGatewayNetworkID string `json:"externalGatewayNetworkID,omitempty"`
+	// ExternalIPs are the router's addresses on the external network.
+	ExternalIPs []string `json:"externalIPs,omitempty"`
+	// Interfaces are the router's interfaces on subnets.
+	Interfaces []RouterInterfaceStatus `json:"interfaces,omitempty"`
+	// Tags of the router in Neutron (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // RouterStatus is the observed state of a Router.

@@ -58,7 +58,8 @@ type SecurityGroupRule struct {
 	// +optional
 	Ethertype string `json:"ethertype,omitempty"`
 
-	// Protocol; any protocol when unset.
+	// Protocol: tcp, udp, icmp, ipv6-icmp, sctp, dccp, udplite, gre, esp, ah or vrrp; any
+	// protocol when unset.
 	// +kubebuilder:validation:Enum=tcp;udp;icmp;ipv6-icmp;sctp;dccp;udplite;gre;esp;ah;vrrp
 	// +optional
 	Protocol string `json:"protocol,omitempty"`
@@ -95,23 +96,36 @@ type SecurityGroupRule struct {
 
 // SecurityGroupRuleStatus is a rule as Neutron reports it.
 type SecurityGroupRuleStatus struct {
-	ID             string `json:"id"`
-	Direction      string `json:"direction"`
-	Ethertype      string `json:"ethertype"`
-	Protocol       string `json:"protocol,omitempty"`
-	PortRangeMin   int    `json:"portRangeMin,omitempty"`
-	PortRangeMax   int    `json:"portRangeMax,omitempty"`
+	// ID of the rule in Neutron.
+	ID string `json:"id"`
+	// Direction of the traffic the rule allows: ingress or egress.
+	Direction string `json:"direction"`
+	// Ethertype of the traffic: IPv4 or IPv6.
+	Ethertype string `json:"ethertype"`
+	// Protocol of the traffic (tcp, udp, icmp, ...); empty: any.
+	Protocol string `json:"protocol,omitempty"`
+	// PortRangeMin is the first port of the range (ICMP: the type).
+	PortRangeMin int `json:"portRangeMin,omitempty"`
+	// PortRangeMax is the last port of the range (ICMP: the code).
+	PortRangeMax int `json:"portRangeMax,omitempty"`
+	// RemoteIPPrefix is the CIDR the traffic comes from or goes to.
 	RemoteIPPrefix string `json:"remoteIPPrefix,omitempty"`
-	RemoteGroupID  string `json:"remoteGroupID,omitempty"`
+	// RemoteGroupID is the ID of the security group whose members the traffic comes from or goes to.
+	RemoteGroupID string `json:"remoteGroupID,omitempty"`
 }
 
 // SecurityGroupResourceStatus is what Neutron reports for the group.
 type SecurityGroupResourceStatus struct {
-	Name        string                    `json:"name,omitempty"`
-	Description string                    `json:"description,omitempty"`
-	Stateful    bool                      `json:"stateful"`
-	Rules       []SecurityGroupRuleStatus `json:"rules,omitempty"`
-	Tags        []string                  `json:"tags,omitempty"`
+	// Name of the security group in Neutron.
+	Name string `json:"name,omitempty"`
+	// Description of the security group in Neutron.
+	Description string `json:"description,omitempty"`
+	// Stateful: return traffic of allowed connections is allowed too.
+	Stateful bool `json:"stateful"`
+	// Rules are every rule of the group in Neutron, the default egress rules included.
+	Rules []SecurityGroupRuleStatus `json:"rules,omitempty"`
+	// Tags of the security group in Neutron (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // SecurityGroupStatus is the observed state of a SecurityGroup.

@@ -18,7 +18,7 @@ type ServerGroupSpec struct {
 	ManagedSpec `json:",inline"`
 
 	// Policy: affinity (same host), anti-affinity (different hosts), or their soft (best
-	// effort) forms. Immutable.
+	// effort) forms soft-affinity and soft-anti-affinity. Immutable.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="policy is immutable"
 	// +optional
 	Policy ServerGroupPolicy `json:"policy,omitempty"`
@@ -33,7 +33,9 @@ type ServerGroupSpec struct {
 
 // ServerGroupResourceStatus is what Nova reports for the server group.
 type ServerGroupResourceStatus struct {
-	Name   string `json:"name,omitempty"`
+	// Name of the server group in Nova.
+	Name string `json:"name,omitempty"`
+	// Policy of the server group: affinity, anti-affinity, soft-affinity or soft-anti-affinity.
 	Policy string `json:"policy,omitempty"`
 	// Members are the IDs of the servers in the group.
 	Members []string `json:"members,omitempty"`

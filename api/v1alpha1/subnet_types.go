@@ -66,7 +66,7 @@ type SubnetSpec struct {
 	// +optional
 	DisableGateway bool `json:"disableGateway,omitempty"`
 
-	// EnableDHCP on the subnet.
+	// EnableDHCP on the subnet; default true.
 	// +kubebuilder:default=true
 	// +optional
 	EnableDHCP *bool `json:"enableDHCP,omitempty"`
@@ -98,30 +98,44 @@ type SubnetSpec struct {
 type AllocationPool struct {
 	// +kubebuilder:validation:MaxLength=45
 	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="start must be an IP address"
+	// Start is the first address of the range, e.g. 10.0.0.10 or fd00::10.
 	Start string `json:"start"`
 	// +kubebuilder:validation:MaxLength=45
 	// +kubebuilder:validation:XValidation:rule="isIP(self)",message="end must be an IP address"
+	// End is the last address of the range (inclusive), not before start.
 	End string `json:"end"`
 }
 
 // SubnetResourceStatus is what Neutron reports for the subnet.
 type SubnetResourceStatus struct {
-	Name            string    `json:"name,omitempty"`
-	Description     string    `json:"description,omitempty"`
-	NetworkID       string    `json:"networkID,omitempty"`
-	CIDR            string    `json:"cidr,omitempty"`
-	IPVersion       int       `json:"ipVersion,omitempty"`
-	GatewayIP       string    `json:"gatewayIP,omitempty"`
-	EnableDHCP      bool      `json:"enableDHCP"`
-	DNSNameservers  []string  `json:"dnsNameservers,omitempty"`
+	// Name of the subnet in Neutron.
+	Name string `json:"name,omitempty"`
+	// Description of the subnet in Neutron.
+	Description string `json:"description,omitempty"`
+	// NetworkID is the ID of the subnet's network.
+	NetworkID string `json:"networkID,omitempty"`
+	// CIDR of the subnet.
+	CIDR string `json:"cidr,omitempty"`
+	// IPVersion: 4 or 6.
+	IPVersion int `json:"ipVersion,omitempty"`
+	// GatewayIP is the subnet's gateway address (empty: none).
+	GatewayIP string `json:"gatewayIP,omitempty"`
+	// EnableDHCP: Neutron hands out the subnet's addresses by DHCP.
+	EnableDHCP bool `json:"enableDHCP"`
+	// DNSNameservers handed out by DHCP.
+	DNSNameservers []string `json:"dnsNameservers,omitempty"`
+	// AllocationPools are the ranges Neutron allocates port addresses from.
 	AllocationPools []IPRange `json:"allocationPools,omitempty"`
-	Tags            []string  `json:"tags,omitempty"`
+	// Tags of the subnet in Neutron (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // IPRange is an inclusive range of addresses as OpenStack reports it.
 type IPRange struct {
+	// Start is the first address of the range.
 	Start string `json:"start"`
-	End   string `json:"end"`
+	// End is the last address of the range (inclusive).
+	End string `json:"end"`
 }
 
 // SubnetStatus is the observed state of a Subnet.

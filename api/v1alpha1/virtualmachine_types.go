@@ -196,9 +196,11 @@ type VirtualMachineVolume struct {
 type SecretKeyRef struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// Name of the Secret, in the object's namespace.
 	Name string `json:"name"`
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// Key of the Secret's data that holds the value.
 	Key string `json:"key"`
 }
 
@@ -211,15 +213,19 @@ type NovaTag string
 
 // VirtualMachineAddress is an address of the server on one network.
 type VirtualMachineAddress struct {
+	// Network is the name of the network the address is on.
 	Network string `json:"network"`
+	// Address is the IP address.
 	Address string `json:"address"`
 	// Type: fixed or floating.
 	Type string `json:"type,omitempty"`
-	MAC  string `json:"mac,omitempty"`
+	// MAC address of the server's interface.
+	MAC string `json:"mac,omitempty"`
 }
 
 // VirtualMachineResourceStatus is what Nova reports for the server.
 type VirtualMachineResourceStatus struct {
+	// Name of the server in Nova.
 	Name string `json:"name,omitempty"`
 	// Status is Nova's server status: BUILD, ACTIVE, SHUTOFF, ERROR, ...
 	Status string `json:"status,omitempty"`
@@ -228,15 +234,21 @@ type VirtualMachineResourceStatus struct {
 	// PowerState as the hypervisor reports it: Running, Shutdown, ...
 	PowerState string `json:"powerState,omitempty"`
 	// Host is the compute host (the Kubernetes node) running the server.
-	Host             string                  `json:"host,omitempty"`
-	AvailabilityZone string                  `json:"availabilityZone,omitempty"`
-	Addresses        []VirtualMachineAddress `json:"addresses,omitempty"`
-	FlavorName       string                  `json:"flavorName,omitempty"`
-	ImageID          string                  `json:"imageID,omitempty"`
+	Host string `json:"host,omitempty"`
+	// AvailabilityZone the server runs in.
+	AvailabilityZone string `json:"availabilityZone,omitempty"`
+	// Addresses are the server's IP addresses, per network.
+	Addresses []VirtualMachineAddress `json:"addresses,omitempty"`
+	// FlavorName is the name of the server's flavor.
+	FlavorName string `json:"flavorName,omitempty"`
+	// ImageID is the ID of the image the server was booted from (empty: booted from a volume).
+	ImageID string `json:"imageID,omitempty"`
 	// VolumeIDs are the volumes attached to the server.
-	VolumeIDs []string          `json:"volumeIDs,omitempty"`
-	Metadata  map[string]string `json:"metadata,omitempty"`
-	Tags      []string          `json:"tags,omitempty"`
+	VolumeIDs []string `json:"volumeIDs,omitempty"`
+	// Metadata of the server in Nova.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Tags of the server in Nova (KupenStack's own included).
+	Tags []string `json:"tags,omitempty"`
 	// Fault is Nova's message for a server in ERROR.
 	Fault string `json:"fault,omitempty"`
 }
@@ -260,7 +272,7 @@ type VirtualMachineStatus struct {
 	// LastFailureReason says why the server was last replaced or restarted.
 	// +optional
 	LastFailureReason string `json:"lastFailureReason,omitempty"`
-	// AppliedPowerState is the powerState the operator last acted on.
+	// AppliedPowerState is the powerState the operator last acted on: running or stopped.
 	// +optional
 	AppliedPowerState PowerState `json:"appliedPowerState,omitempty"`
 }
@@ -286,6 +298,8 @@ type VirtualMachineStatus struct {
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.resource.status`
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.resource.addresses[0].address`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
+// +kubebuilder:printcolumn:name="Flavor",type=string,JSONPath=`.spec.flavorRef`,priority=1
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.imageRef`,priority=1
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.status.resource.host`,priority=1
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -62,8 +62,10 @@ type VirtualMachineTemplate struct {
 // VirtualMachineTemplateMeta are the labels and annotations of a set's VMs.
 type VirtualMachineTemplateMeta struct {
 	// +optional
+	// Labels of each VirtualMachine made from the template; they must match the selector.
 	Labels map[string]string `json:"labels,omitempty"`
 	// +optional
+	// Annotations of each VirtualMachine made from the template.
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 

@@ -70,23 +70,34 @@ type VolumeSpec struct {
 
 // VolumeAttachmentStatus is one attachment of the volume to a server.
 type VolumeAttachmentStatus struct {
+	// ServerID is the ID of the server the volume is attached to.
 	ServerID string `json:"serverID"`
-	Device   string `json:"device,omitempty"`
+	// Device is the volume's device name on the server, e.g. /dev/vdb.
+	Device string `json:"device,omitempty"`
 }
 
 // VolumeResourceStatus is what Cinder reports for the volume.
 type VolumeResourceStatus struct {
-	Name        string `json:"name,omitempty"`
+	// Name of the volume in Cinder.
+	Name string `json:"name,omitempty"`
+	// Description of the volume in Cinder.
 	Description string `json:"description,omitempty"`
 	// Status in Cinder: creating, downloading, available, in-use, extending, error, ...
-	Status           string                   `json:"status,omitempty"`
-	SizeGiB          int                      `json:"sizeGiB,omitempty"`
-	VolumeType       string                   `json:"volumeType,omitempty"`
-	AvailabilityZone string                   `json:"availabilityZone,omitempty"`
-	Bootable         bool                     `json:"bootable"`
-	ImageID          string                   `json:"imageID,omitempty"`
-	Attachments      []VolumeAttachmentStatus `json:"attachments,omitempty"`
-	Metadata         map[string]string        `json:"metadata,omitempty"`
+	Status string `json:"status,omitempty"`
+	// SizeGiB is the volume's size, in GiB.
+	SizeGiB int `json:"sizeGiB,omitempty"`
+	// VolumeType of the volume.
+	VolumeType string `json:"volumeType,omitempty"`
+	// AvailabilityZone the volume is in.
+	AvailabilityZone string `json:"availabilityZone,omitempty"`
+	// Bootable: a server can boot from the volume.
+	Bootable bool `json:"bootable"`
+	// ImageID is the ID of the image the volume was made from (empty: a blank volume).
+	ImageID string `json:"imageID,omitempty"`
+	// Attachments are the servers the volume is attached to.
+	Attachments []VolumeAttachmentStatus `json:"attachments,omitempty"`
+	// Metadata of the volume in Cinder.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // VolumeStatus is the observed state of a Volume.

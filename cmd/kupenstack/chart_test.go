@@ -27,21 +27,22 @@ func TestChartFlags(t *testing.T) {
 			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
 			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
 			vmHealthPeriod: 5 * time.Second, validationPeriod: time.Minute, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
-			apiQPS: 20, apiBurst: 40, chartCacheDir: "/tmp/kupenstack-charts",
+			apiQPS: 20, apiBurst: 40, chartCacheDir: "/tmp/kupenstack-charts", chartLocalPaths: "/charts,/opt/openstack-helm",
 		}, false},
 		{"every value set", map[string]any{
 			"leaderElection": map[string]any{"enabled": false},
 			"cloud":          map[string]any{"secretName": "creds", "name": "prod"},
 			"resyncPeriod":   "90s", "vmHealthPeriod": "45s", "validationPeriod": "2m", "workers": 7, "lcm": "off", "logLevel": "debug",
-			"openstack":     map[string]any{"projectDomain": "d1", "projectRole": "r1", "qps": 5.5, "burst": 9},
-			"notifications": map[string]any{"existingSecret": "bus", "existingSecretKey": "amqpURL"},
-			"metrics":       map[string]any{"port": 9090},
-			"healthProbe":   map[string]any{"port": 9091},
+			"openstack":              map[string]any{"projectDomain": "d1", "projectRole": "r1", "qps": 5.5, "burst": 9},
+			"notifications":          map[string]any{"existingSecret": "bus", "existingSecretKey": "amqpURL"},
+			"metrics":                map[string]any{"port": 9090},
+			"healthProbe":            map[string]any{"port": 9091},
+			"chartLocalPathPrefixes": []any{"/srv/osh"},
 		}, options{
 			metricsAddr: ":9090", probeAddr: ":9091", leaderElect: false, leaderElectionNS: "ops",
 			cloudSecret: "ops/creds", cloudName: "prod", resyncPeriod: 90 * time.Second,
 			vmHealthPeriod: 45 * time.Second, validationPeriod: 2 * time.Minute, workers: 7, lcm: "off", domainID: "d1", memberRole: "r1",
-			apiQPS: 5.5, apiBurst: 9, notificationsURL: "from Secret bus key amqpURL", chartCacheDir: "/tmp/kupenstack-charts",
+			apiQPS: 5.5, apiBurst: 9, notificationsURL: "from Secret bus key amqpURL", chartCacheDir: "/tmp/kupenstack-charts", chartLocalPaths: "/srv/osh",
 		}, true},
 		{"notifications URL in values", map[string]any{
 			"notifications": map[string]any{"url": "amqp://u:p@127.0.0.1:5672/"},
@@ -49,7 +50,7 @@ func TestChartFlags(t *testing.T) {
 			metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, leaderElectionNS: "ops",
 			cloudSecret: "ops/kupenstack-cloud", cloudName: "openstack", resyncPeriod: 10 * time.Minute,
 			vmHealthPeriod: 5 * time.Second, validationPeriod: time.Minute, workers: 4, lcm: "auto", domainID: "default", memberRole: "member",
-			apiQPS: 20, apiBurst: 40, notificationsURL: "amqp://u:p@127.0.0.1:5672/", chartCacheDir: "/tmp/kupenstack-charts",
+			apiQPS: 20, apiBurst: 40, notificationsURL: "amqp://u:p@127.0.0.1:5672/", chartCacheDir: "/tmp/kupenstack-charts", chartLocalPaths: "/charts,/opt/openstack-helm",
 		}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/controller/lcm"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/validation"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/scheme"
@@ -43,6 +44,7 @@ type options struct {
 	apiQPS                 float64
 	apiBurst               int
 	imageSourcesAllowed    string
+	chartLocalPaths        string
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (options, *zap.Options, error) {
@@ -86,6 +88,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	fs.IntVar(&o.apiBurst, "openstack-burst", 40, "burst of OpenStack API requests above --openstack-qps")
 	fs.StringVar(&o.imageSourcesAllowed, "image-source-allowed-cidrs", env("KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS", ""),
 		"comma-separated CIDRs that Image downloads may reach although they are loopback, link-local, private or otherwise not public (a mirror on an internal network; the HTTP proxy's address); default none [KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS]")
+	fs.StringVar(&o.chartLocalPaths, "chart-local-path-prefixes", env("KUPENSTACK_CHART_LOCAL_PATH_PREFIXES", strings.Join(helm.DefaultLocalPathPrefixes, ",")),
+		"comma-separated absolute directories under which a KupenstackConfiguration's charts.localPath may lie (symbolic links resolved); / allows any, an empty value none [KUPENSTACK_CHART_LOCAL_PATH_PREFIXES]")
 	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +100,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	}
 	if _, err := image.ParseCIDRs(o.imageSourcesAllowed); err != nil {
 		return o, nil, fmt.Errorf("--image-source-allowed-cidrs: %w", err)
+	}
+	if _, err := helm.ParseLocalPathPrefixes(o.chartLocalPaths); err != nil {
+		return o, nil, fmt.Errorf("--chart-local-path-prefixes: %w", err)
 	}
 	return o, zapOpts, nil
 }
@@ -143,7 +150,8 @@ func run() error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
 	log := ctrl.Log.WithName("setup")
-	imageSourcesAllowed, _ := image.ParseCIDRs(opts.imageSourcesAllowed) // checked by parseFlags
+	imageSourcesAllowed, _ := image.ParseCIDRs(opts.imageSourcesAllowed)    // checked by parseFlags
+	chartLocalPaths, _ := helm.ParseLocalPathPrefixes(opts.chartLocalPaths) // checked by parseFlags
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -168,7 +176,7 @@ func run() error {
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupAll(ctx, mgr, controller.Options{
 		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm, ImageSources: image.SourcePolicy{Allowed: imageSourcesAllowed},
-		LCMOptions: lcm.Options{CloudSecret: key, CloudName: opts.cloudName, ChartCacheDir: opts.chartCacheDir},
+		LCMOptions: lcm.Options{CloudSecret: key, CloudName: opts.cloudName, ChartCacheDir: opts.chartCacheDir, ChartLocalPathPrefixes: chartLocalPaths},
 	}); err != nil {
 		return err
 	}

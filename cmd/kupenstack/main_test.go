@@ -18,8 +18,13 @@ func TestParseFlags(t *testing.T) {
 		{"defaults", nil, nil, func(o options) bool {
 			return o.cloudSecret == "kupenstack-system/kupenstack-cloud" && o.cloudName == "openstack" &&
 				o.resyncPeriod == 10*time.Minute && o.vmHealthPeriod == 5*time.Second && !o.leaderElect && o.memberRole == "member" &&
-				o.validationPeriod == time.Minute
+				o.validationPeriod == time.Minute && o.chartLocalPaths == "/charts,/opt/openstack-helm"
 		}, ""},
+		{"chart local paths from the environment", nil, map[string]string{"KUPENSTACK_CHART_LOCAL_PATH_PREFIXES": "/srv/osh,/mnt/charts"},
+			func(o options) bool { return o.chartLocalPaths == "/srv/osh,/mnt/charts" }, ""},
+		{"no local charts at all", []string{"--chart-local-path-prefixes="}, nil,
+			func(o options) bool { return o.chartLocalPaths == "" }, ""},
+		{"relative chart local path", []string{"--chart-local-path-prefixes=/charts,charts"}, nil, nil, `--chart-local-path-prefixes: "charts" is not an absolute directory`},
 		{"environment", nil, map[string]string{"KUPENSTACK_CLOUD_SECRET": "ops/creds", "KUPENSTACK_CLOUD": "prod",
 			"KUPENSTACK_RESYNC_PERIOD": "90s", "KUPENSTACK_LEADER_ELECT": "true"}, func(o options) bool {
 			return o.cloudSecret == "ops/creds" && o.cloudName == "prod" && o.resyncPeriod == 90*time.Second && o.leaderElect

@@ -31,6 +31,8 @@ func TestLCMCreateValidation(t *testing.T) {
 	const base = "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n"
 	const cfg = "KupenstackConfiguration"
 	const occp = "OpenstackCloudConfigurationProfile"
+	const comp = "  chart: nova\n  chartVersion: 2026.1.0\n  release: '2026.1'\n  namespace: openstack\n  dependsOn: [keystone, placement]\n" +
+		"  upgradePhase: 4\n  valuesHash: 0123456789abcdef\n"
 	for _, tt := range []struct {
 		name, kind, objName, spec, wantErr string
 	}{
@@ -83,6 +85,24 @@ func TestLCMCreateValidation(t *testing.T) {
 		// OpenstackNode (written by the operator, validated all the same).
 		{"node object ok", "OpenstackNode", "node-1", "  roles: [control, compute]\n  profile: {name: p, namespace: ns1}\n", ""},
 		{"node object bad role", "OpenstackNode", "node-1", "  roles: [network]\n", `Unsupported value: "network"`},
+		{"node object no roles", "OpenstackNode", "node-1", "  roles: []\n", "spec.roles"},
+		{"node object profile without namespace", "OpenstackNode", "node-1", "  roles: [compute]\n  profile: {name: p}\n", "spec.profile: Invalid value: profile needs a namespace"},
+		{"node object profile not a name", "OpenstackNode", "node-1", "  roles: [compute]\n  profile: {name: Big_Compute, namespace: ns1}\n", "spec.profile.name: Invalid value: \"Big_Compute\""},
+		{"config profile namespace not a name", cfg, "kupenstack", strings.Replace(base, "namespace: openstack}", "namespace: Open_Stack}", 1), "spec.defaultProfile.namespace: Invalid value: \"Open_Stack\""},
+		// OpenstackComponent (written by the operator, validated all the same).
+		{"component ok", "OpenstackComponent", "nova", comp, ""},
+		{"component local chart without version", "OpenstackComponent", "nova", strings.Replace(comp, "  chartVersion: 2026.1.0\n", "", 1), ""},
+		{"component named after another chart", "OpenstackComponent", "keystone", comp, "an OpenstackComponent is named after its chart"},
+		{"component unknown chart", "OpenstackComponent", "swift", strings.Replace(comp, "chart: nova", "chart: swift", 1), `spec.chart: Unsupported value: "swift"`},
+		{"component version not semver", "OpenstackComponent", "nova", strings.Replace(comp, "2026.1.0", "latest", 1), "spec.chartVersion"},
+		{"component bad release", "OpenstackComponent", "nova", strings.Replace(comp, "'2026.1'", "epoxy", 1), "release must look like 2026.1"},
+		{"component bad namespace", "OpenstackComponent", "nova", strings.Replace(comp, "namespace: openstack", "namespace: Open_Stack", 1), "namespace must be a namespace name"},
+		{"component unknown dependency", "OpenstackComponent", "nova", strings.Replace(comp, "[keystone, placement]", "[keystone, swift]", 1), `Unsupported value: "swift"`},
+		{"component duplicate dependency", "OpenstackComponent", "nova", strings.Replace(comp, "[keystone, placement]", "[keystone, keystone]", 1), "Duplicate value"},
+		{"component phase zero", "OpenstackComponent", "nova", strings.Replace(comp, "upgradePhase: 4", "upgradePhase: 0", 1), "spec.upgradePhase"},
+		{"component phase huge", "OpenstackComponent", "nova", strings.Replace(comp, "upgradePhase: 4", "upgradePhase: 1000", 1), "spec.upgradePhase"},
+		{"component hash not hex", "OpenstackComponent", "nova", strings.Replace(comp, "0123456789abcdef", "not a hash", 1), "spec.valuesHash"},
+		{"component without hash", "OpenstackComponent", "nova", strings.Replace(comp, "  valuesHash: 0123456789abcdef\n", "", 1), "spec.valuesHash: Required value"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decodeLCM(t, tt.kind, tt.objName, tt.spec), client.DryRunAll)
@@ -122,5 +142,56 @@ func TestOneKupenstackConfiguration(t *testing.T) {
 	err = env.Client.Create(env.Ctx, decodeLCM(t, "KupenstackConfiguration", "kupenstack-2", spec))
 	if err == nil || !strings.Contains(err.Error(), "must be named kupenstack") {
 		t.Errorf("second configuration with another name: %v, want a rejection", err)
+	}
+}
+
+// TestNodeRename: spec.nodes is keyed by name (a node's OpenstackNode, labels and OpenStack
+// services go by it), so an entry's name cannot be changed in place (one name changed, the list
+// otherwise the same); adding, removing and reordering entries, and replacing a node by a removal
+// and a new entry, are accepted.
+func TestNodeRename(t *testing.T) {
+	ensureNamespace(t)
+	const base = "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n"
+	nodes := func(entries ...string) []any {
+		var out []any
+		for _, e := range entries {
+			out = append(out, map[string]any{"name": e, "type": "compute"})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name    string
+		before  []string
+		after   []string
+		wantErr string
+	}{
+		{"rename the only node", []string{"node-a"}, []string{"node-x"}, "a node's name cannot be changed in place"},
+		{"rename the middle node", []string{"node-a", "node-b", "node-c"}, []string{"node-a", "node-x", "node-c"}, "a node's name cannot be changed in place"},
+		{"rename the last node", []string{"node-a", "node-b"}, []string{"node-a", "node-x"}, "a node's name cannot be changed in place"},
+		{"add a node", []string{"node-a"}, []string{"node-a", "node-b"}, ""},
+		{"insert a node first", []string{"node-a", "node-b"}, []string{"node-x", "node-a", "node-b"}, ""},
+		{"remove a node", []string{"node-a", "node-b", "node-c"}, []string{"node-a", "node-c"}, ""},
+		{"remove every node", []string{"node-a", "node-b"}, nil, ""},
+		{"reorder", []string{"node-a", "node-b"}, []string{"node-b", "node-a"}, ""},
+		{"replace by removal and a new entry", []string{"node-a", "node-b"}, []string{"node-b", "node-x"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeLCM(t, "KupenstackConfiguration", "kupenstack", base)
+			if err := unstructured.SetNestedSlice(obj.Object, nodes(tt.before...), "spec", "nodes"); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.Client.Create(env.Ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
+			if tt.after == nil {
+				unstructured.RemoveNestedField(obj.Object, "spec", "nodes")
+			} else if err := unstructured.SetNestedSlice(obj.Object, nodes(tt.after...), "spec", "nodes"); err != nil {
+				t.Fatal(err)
+			}
+			err := env.Client.Update(env.Ctx, obj)
+			expectAdmission(t, err, tt.wantErr)
+			expectOneMessage(t, err)
+		})
 	}
 }

@@ -86,14 +86,15 @@ func TestSIGKILLDuringInstall(t *testing.T) {
 		Data: map[string][]byte{"clouds.yaml": []byte(unreachableCloud)}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	charts := realcharts.Dir(t, "2026.1.0")
 	op := operator.New(t, env, "--lcm=on", "--cloud-secret=kupenstack-system/kupenstack-cloud", "--cloud=openstack",
-		"--validation-period=0", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--validation-period=0", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--chart-local-path-prefixes="+charts)
 	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}
 
 	lcmtest.ApplyProfile(t, env.Ctx, env.Client, "lcm-profiles", "default", kupenstackv1.OpenstackCloudConfigurationProfileSpec{})
-	charts := realcharts.Dir(t, "2026.1.0")
 	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
 		Spec: kupenstackv1.KupenstackConfigurationSpec{
 			Release: "2026.1", Namespace: cloudNS, OptionalComponents: []string{"horizon"},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -168,5 +170,93 @@ func TestKubectlGetOpenstackAsTenant(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "network.kupenstack.io/listed") || errOut.Len() > 0 {
 		t.Fatalf("stdout: %s\nstderr: %s", out.String(), errOut.String())
+	}
+}
+
+// TestTenantCannotWriteOperatorKinds: the kinds the operator writes (OpenstackComponent,
+// OpenstackNode, Project) and the cloud's configuration are the admin's and the operator's: a
+// tenant bound to edit or admin in its namespace can neither create, update, patch nor delete
+// them, even when named after its own namespace.
+func TestTenantCannotWriteOperatorKinds(t *testing.T) {
+	setup(t)
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-admin", Namespace: "mine"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: tenant}}}
+	if err := env.Client.Create(env.Ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, rb) })
+	objects := []client.Object{
+		&kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: kupenstackv1.ProjectSpec{Namespace: "mine"}},
+		&kupenstackv1.OpenstackNode{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: kupenstackv1.OpenstackNodeSpec{Roles: []string{"compute"}}},
+		&kupenstackv1.OpenstackComponent{ObjectMeta: metav1.ObjectMeta{Name: "nova"}, Spec: kupenstackv1.OpenstackComponentSpec{
+			Chart: "nova", ChartVersion: "2026.1.0", Release: "2026.1", Namespace: "openstack", UpgradePhase: 4, ValuesHash: "0123456789abcdef"}},
+		&kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName}, Spec: kupenstackv1.KupenstackConfigurationSpec{
+			Release: "2026.1", Charts: kupenstackv1.ChartSource{LocalPath: "/charts"},
+			DefaultProfile: kupenstackv1.ProfileReference{Name: "default", Namespace: "mine"}}},
+	}
+	c := asTenant(t)
+	for _, obj := range objects {
+		kind := fmt.Sprintf("%T", obj)[len("*v1alpha1."):]
+		fresh := obj.DeepCopyObject().(client.Object)
+		if err := c.Create(env.Ctx, fresh); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant creating a %s: %v, want Forbidden", kind, err)
+			_ = env.Client.Delete(env.Ctx, fresh)
+		}
+		if err := env.Client.Create(env.Ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("admin creating a %s: %v", kind, err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
+		if err := c.Get(env.Ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant reading a %s: %v, want Forbidden (the admin category is not the tenant's)", kind, err)
+		}
+		if err := c.Update(env.Ctx, obj.DeepCopyObject().(client.Object)); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant updating a %s: %v, want Forbidden", kind, err)
+		}
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"owned-by":"alice"}}}`))
+		if err := c.Patch(env.Ctx, obj.DeepCopyObject().(client.Object), patch); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant patching a %s: %v, want Forbidden", kind, err)
+		}
+		if err := c.Status().Patch(env.Ctx, obj.DeepCopyObject().(client.Object), patch); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant patching a %s's status: %v, want Forbidden", kind, err)
+		}
+		if err := c.Delete(env.Ctx, obj.DeepCopyObject().(client.Object)); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant deleting a %s: %v, want Forbidden", kind, err)
+		}
+		if err := c.DeleteAllOf(env.Ctx, obj.DeepCopyObject().(client.Object)); !apierrors.IsForbidden(err) {
+			t.Errorf("tenant deleting every %s: %v, want Forbidden", kind, err)
+		}
+	}
+}
+
+// TestTenantRolesNameOnlyTenantKinds: the shipped tenant roles (config/rbac and the chart's
+// copies) grant nothing on the cluster-scoped kinds, the operator-written kinds or the
+// configuration profiles, whatever the verbs; a new kind added to a role by mistake fails here
+// before it reaches a cluster.
+func TestTenantRolesNameOnlyTenantKinds(t *testing.T) {
+	adminKinds := []string{"projects", "openstacknodes", "openstackcomponents", "kupenstackconfigurations",
+		"openstackcloudconfigurationprofiles", "flavors", "hostaggregates"}
+	for _, dir := range []string{filepath.Join("config", "rbac"), filepath.Join("charts", "kupenstack", "files")} {
+		for _, f := range []string{"tenant_view_role.yaml", "tenant_edit_role.yaml"} {
+			b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			role := &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict(b, role); err != nil {
+				t.Fatalf("%s/%s: %v", dir, f, err)
+			}
+			for _, r := range role.Rules {
+				for _, res := range r.Resources {
+					base, _, _ := strings.Cut(res, "/")
+					if res == "*" || slices.Contains(adminKinds, base) {
+						t.Errorf("%s/%s grants %v on %s: not a tenant's kind", dir, f, r.Verbs, res)
+					}
+				}
+				if slices.Contains(r.APIGroups, "*") {
+					t.Errorf("%s/%s grants on every API group", dir, f)
+				}
+			}
+		}
 	}
 }

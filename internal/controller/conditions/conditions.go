@@ -58,3 +58,18 @@ func IsReady(conds []metav1.Condition, generation int64) bool {
 	c := meta.FindStatusCondition(conds, kupenstackv1.ConditionReady)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation
 }
+
+// SetUnknownIfNew gives conditions that have no Ready condition yet a Ready Unknown one (reason
+// Progressing) and says whether it did: what a controller writes at once on an object it sees
+// for the first time, so that kubectl get shows Unknown rather than a blank while the first pass
+// works (a printer column cannot default).
+func SetUnknownIfNew(conds *[]metav1.Condition, generation int64) bool {
+	if meta.FindStatusCondition(*conds, kupenstackv1.ConditionReady) != nil {
+		return false
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: kupenstackv1.ConditionReady, Status: metav1.ConditionUnknown, Reason: kupenstackv1.ReasonProgressing,
+		Message: "the operator is looking at it", ObservedGeneration: generation,
+	})
+	return true
+}

@@ -58,7 +58,8 @@ func (e invalidConfigError) Error() string { return e.msg }
 // spec changes (it is still retried slowly).
 func InvalidConfig(msg string) error { return invalidConfigError{msg} }
 
-func isInvalidConfig(err error) bool {
+// IsInvalidConfig says whether err is a configuration error made by InvalidConfig.
+func IsInvalidConfig(err error) bool {
 	var e invalidConfigError
 	return errors.As(err, &e)
 }

@@ -185,6 +185,14 @@ func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return ctrl.Result{}, err
 		}
 	}
+	// First sight: say at once that nothing is known yet (kubectl get shows Ready Unknown, not a
+	// blank), as the pass may take a while (a project to create, a server to build).
+	if seen := obj.DeepCopyObject().(O); conditions.SetUnknownIfNew(&seen.GetManagedStatus().Conditions, obj.GetGeneration()) {
+		if err := r.Client.Status().Patch(ctx, seen, client.MergeFrom(obj)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		obj = seen
+	}
 	before := obj.DeepCopyObject().(O)
 	out := r.reconcileNormal(ctx, obj, before)
 	if out.state.Reason != "" {
@@ -559,7 +567,7 @@ func errorOutcome(err error) outcome {
 	if errors.As(err, &wait) {
 		return outcome{state: conditions.State{Waiting: wait.msg}, requeue: wait.after}
 	}
-	if isInvalidConfig(err) {
+	if IsInvalidConfig(err) {
 		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()},
 			requeue: openstack.RejectedRetryInterval}
 	}

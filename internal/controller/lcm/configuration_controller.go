@@ -25,6 +25,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
 	"github.com/kupenstack/kupenstack/internal/lcm/desired"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 )
 
@@ -36,6 +37,9 @@ const ConfigurationControllerName = "kupenstackconfiguration"
 type ConfigurationReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	// ChartLocalPaths, when set, limits the directories spec.charts.localPath may name: another
+	// one makes the configuration Degraded (and no component is installed or changed from it).
+	ChartLocalPaths *helm.LocalPathPolicy
 }
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=kupenstackconfigurations,verbs=get;list;watch
@@ -45,6 +49,10 @@ type ConfigurationReconciler struct {
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstackcomponents,verbs=get;list;watch;create;update;patch;delete
 
 var configKey = types.NamespacedName{Name: kupenstackv1.KupenstackConfigurationName}
+
+// ReasonChartPathNotAllowed is the Event reason of a charts.localPath outside the directories the
+// operator allows (--chart-local-path-prefixes).
+const ReasonChartPathNotAllowed = "ChartPathNotAllowed"
 
 // Reconcile brings the OpenstackNodes in line with spec.nodes and renders the components.
 func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -68,8 +76,19 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, err
 	}
 	state := conditions.State{Ready: true}
-	out, rerr := r.render(ctx, &cfg)
+	var out *values.Output
+	var rerr, perr error
+	if r.ChartLocalPaths != nil && cfg.Spec.Charts.LocalPath != "" {
+		perr = r.ChartLocalPaths.Check(cfg.Spec.Charts.LocalPath)
+	}
+	if perr == nil {
+		out, rerr = r.render(ctx, &cfg)
+	}
 	switch {
+	case perr != nil:
+		// Admission cannot know the operator's flag: refused here, before any chart is read.
+		state = conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: "spec.charts.localPath: " + perr.Error()}
+		r.Recorder.Eventf(&cfg, nil, corev1.EventTypeWarning, ReasonChartPathNotAllowed, "LoadCharts", "%s", state.Message)
 	case rerr != nil:
 		state = conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: rerr.Error()}
 		r.Recorder.Eventf(&cfg, nil, corev1.EventTypeWarning, state.Reason, "Render", "%s", state.Message)

@@ -24,13 +24,21 @@ type Options struct {
 	ChartCacheDir string
 	// ReadyPeriod is how often a ready component's release is checked for drift (default 1 min).
 	ReadyPeriod time.Duration
+	// ChartLocalPathPrefixes are the directories a configuration's charts.localPath may name
+	// (--chart-local-path-prefixes); nil means helm.DefaultLocalPathPrefixes, an empty list none.
+	ChartLocalPathPrefixes []string
 }
 
 // Setup registers every life-cycle controller with mgr: the configuration and node controllers
 // and one loop per known component.
 func Setup(mgr ctrl.Manager, o Options) error {
+	if o.ChartLocalPathPrefixes == nil {
+		o.ChartLocalPathPrefixes = helm.DefaultLocalPathPrefixes
+	}
+	localPaths := &helm.LocalPathPolicy{Prefixes: o.ChartLocalPathPrefixes}
 	if err := (&ConfigurationReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ConfigurationControllerName),
+		ChartLocalPaths: localPaths,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -49,7 +57,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.CloudSecret.Name != "" {
 		publisher = &component.CloudPublisher{Client: mgr.GetClient(), Secret: o.CloudSecret, CloudName: o.CloudName}
 	}
-	charts := &helm.ChartLoader{CacheDir: o.ChartCacheDir}
+	charts := &helm.ChartLoader{CacheDir: o.ChartCacheDir, LocalPaths: localPaths}
 	for _, c := range values.Components {
 		if err := (&component.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTConfig: mgr.GetConfig(),

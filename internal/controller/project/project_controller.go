@@ -65,6 +65,13 @@ func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 			return ctrl.Result{}, err
 		}
 	}
+	// First sight: Ready Unknown at once; Keystone may take a while to answer.
+	if seen := p.DeepCopy(); conditions.SetUnknownIfNew(&seen.Status.Conditions, p.Generation) {
+		if err := r.Client.Status().Patch(ctx, seen, client.MergeFrom(&p)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		p = *seen
+	}
 	before := p.DeepCopy()
 	result, rerr := r.ensure(ctx, &p)
 	state := conditions.State{Ready: rerr == nil && p.Status.ID != ""}

@@ -94,6 +94,10 @@ func gateway(sn *kupenstackv1.Subnet) *string {
 }
 
 func (actuator) Create(ctx context.Context, s generic.Scope, sn *kupenstackv1.Subnet) (*subnets.Subnet, error) {
+	// Before Neutron is asked: its refusal would not name the field.
+	if err := CheckAllocationPools(&sn.Spec); err != nil {
+		return nil, generic.InvalidConfig(err.Error())
+	}
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
@@ -146,6 +150,11 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sn *kupenstackv1.
 	}
 	if len(sn.Spec.AllocationPools) > 0 && !slices.Equal(pools(sn.Spec.AllocationPools), cur.AllocationPools) {
 		upd.AllocationPools, dirty = pools(sn.Spec.AllocationPools), true
+	}
+	if upd.AllocationPools != nil || upd.GatewayIP != nil {
+		if err := CheckAllocationPools(&sn.Spec); err != nil {
+			return cur, tagged, generic.InvalidConfig(err.Error())
+		}
 	}
 	if dirty {
 		updated, err := subnets.Update(ctx, sc, cur.ID, upd).Extract()

@@ -49,6 +49,9 @@ func (s Source) String() string {
 type ChartLoader struct {
 	// CacheDir receives downloaded chart archives and repository indexes.
 	CacheDir string
+	// LocalPaths, when set, limits the directories local charts are read from (the chart
+	// directory and its file:// dependencies); nil reads any directory.
+	LocalPaths *LocalPathPolicy
 
 	mu     sync.Mutex
 	remote map[string]string // source|name|version -> downloaded archive
@@ -59,9 +62,14 @@ type ChartLoader struct {
 // directory of packaged charts must hold that version, or, with no version asked, exactly one.
 func (l *ChartLoader) Load(src Source, name, version string) (*chart.Chart, error) {
 	if src.LocalPath != "" {
+		if l.LocalPaths != nil {
+			if err := l.LocalPaths.Check(src.LocalPath); err != nil {
+				return nil, err
+			}
+		}
 		dir := filepath.Join(src.LocalPath, name)
 		if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil {
-			return loadLocal(dir, 0)
+			return loadLocal(dir, 0, l.LocalPaths)
 		}
 		return loadPackaged(src.LocalPath, name, version)
 	}
@@ -175,9 +183,15 @@ const maxDependencyDepth = 8
 
 // loadLocal loads a chart directory and the file:// dependencies it declares but does not carry
 // in charts/ — what `helm dependency build` would copy there.
-func loadLocal(dir string, depth int) (*chart.Chart, error) {
+func loadLocal(dir string, depth int, policy *LocalPathPolicy) (*chart.Chart, error) {
 	if depth > maxDependencyDepth {
 		return nil, fmt.Errorf("chart %s: file:// dependencies nested deeper than %d", dir, maxDependencyDepth)
+	}
+	if policy != nil {
+		// A file:// dependency (../helm-toolkit) must not lead out of the allowed directories.
+		if err := policy.Check(dir); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err != nil {
 		return nil, fmt.Errorf("no chart at %s: %w", dir, err)
@@ -194,7 +208,7 @@ func loadLocal(dir string, depth int) (*chart.Chart, error) {
 		if have[dep.Name] || !strings.HasPrefix(dep.Repository, "file://") {
 			continue
 		}
-		sub, err := loadLocal(filepath.Join(dir, strings.TrimPrefix(dep.Repository, "file://")), depth+1)
+		sub, err := loadLocal(filepath.Join(dir, strings.TrimPrefix(dep.Repository, "file://")), depth+1, policy)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: dependency %s: %w", c.Name(), dep.Name, err)
 		}

@@ -154,11 +154,8 @@ func TestServiceClientBuiltOncePerProvider(t *testing.T) {
 		case r.Method == http.MethodPost && r.URL.Path == "/v3/auth/tokens":
 			w.Header().Set("X-Subject-Token", "token")
 			w.WriteHeader(http.StatusCreated)
-			fmt.Fprintf(w, `{"token":{"expires_at":"2099-01-01T00:00:00.000000Z","methods":["password"],
-				"user":{"id":"u","name":"admin","domain":{"id":"default","name":"Default"}},
-				"project":{"id":"p","name":"admin","domain":{"id":"default","name":"Default"}},
-				"catalog":[{"type":"network","name":"neutron","id":"n","endpoints":[
-					{"id":"e","interface":"public","region":"RegionOne","region_id":"RegionOne","url":"%s/network"}]}]}}`, srv.URL)
+			fmt.Fprint(w, tokenBody(`{"type":"network","name":"neutron","id":"n","endpoints":[
+				{"id":"e","interface":"public","region":"RegionOne","region_id":"RegionOne","url":"`+srv.URL+`/network"}]}`))
 		case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/network":
 			mu.Lock()
 			discoveries++
@@ -169,14 +166,7 @@ func TestServiceClientBuiltOncePerProvider(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	clouds := fmt.Sprintf(`clouds:
-  test:
-    auth: {auth_url: "%s/v3", username: admin, password: secret, project_name: admin, user_domain_name: Default, project_domain_name: Default}
-    region_name: RegionOne
-    interface: public
-    identity_api_version: 3
-`, srv.URL)
-	c := NewClients(func(context.Context) ([]byte, error) { return []byte(clouds), nil }, "test", 100, 100)
+	c := NewClients(testCloud(srv.URL), "test", 100, 100)
 	var first *gophercloud.ServiceClient
 	for i := range 3 {
 		sc, err := c.Network(context.Background(), "")
@@ -222,10 +212,7 @@ func TestCatalogRenewedForLaterServices(t *testing.T) {
 			}
 			w.Header().Set("X-Subject-Token", "token")
 			w.WriteHeader(http.StatusCreated)
-			fmt.Fprintf(w, `{"token":{"expires_at":"2099-01-01T00:00:00.000000Z","methods":["password"],
-				"user":{"id":"u","name":"admin","domain":{"id":"default","name":"Default"}},
-				"project":{"id":"p","name":"admin","domain":{"id":"default","name":"Default"}},
-				"catalog":[%s]}}`, catalog)
+			fmt.Fprint(w, tokenBody(catalog))
 		case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/image":
 			fmt.Fprintf(w, `{"versions":[{"id":"v2.16","status":"CURRENT","links":[{"href":"%s/image/v2/","rel":"self"}]}]}`, srv.URL)
 		default:
@@ -233,14 +220,7 @@ func TestCatalogRenewedForLaterServices(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	clouds := fmt.Sprintf(`clouds:
-  test:
-    auth: {auth_url: "%s/v3", username: admin, password: secret, project_name: admin, user_domain_name: Default, project_domain_name: Default}
-    region_name: RegionOne
-    interface: public
-    identity_api_version: 3
-`, srv.URL)
-	c := NewClients(func(context.Context) ([]byte, error) { return []byte(clouds), nil }, "test", 1000, 1000)
+	c := NewClients(testCloud(srv.URL), "test", 1000, 1000)
 	ctx := context.Background()
 	tokensNow := func() int { mu.Lock(); defer mu.Unlock(); return tokens }
 
@@ -275,4 +255,25 @@ func TestCatalogRenewedForLaterServices(t *testing.T) {
 	if n := tokensNow(); n != 2 {
 		t.Errorf("%d tokens after a cached lookup, want 2", n)
 	}
+}
+
+// testCloud is the clouds.yaml of a cloud "test" whose Keystone is at url.
+func testCloud(url string) CredentialSource {
+	return func(context.Context) ([]byte, error) {
+		return fmt.Appendf(nil, `clouds:
+  test:
+    auth: {auth_url: "%s/v3", username: admin, password: secret, project_name: admin, user_domain_name: Default, project_domain_name: Default}
+    region_name: RegionOne
+    interface: public
+    identity_api_version: 3
+`, url), nil
+	}
+}
+
+// tokenBody is Keystone's answer to a token request, with the catalog entries given.
+func tokenBody(catalog string) string {
+	return `{"token":{"expires_at":"2099-01-01T00:00:00.000000Z","methods":["password"],
+		"user":{"id":"u","name":"admin","domain":{"id":"default","name":"Default"}},
+		"project":{"id":"p","name":"admin","domain":{"id":"default","name":"Default"}},
+		"catalog":[` + catalog + `]}}`
 }

@@ -80,13 +80,14 @@ type ImageSpec struct {
 type ImageSource struct {
 	// URL of the data (http or https). The operator fetches it itself, from its own network;
 	// credentials in the URL are never shown in status or Events. It must be a public address:
-	// loopback, link-local (cloud metadata), private and other internal addresses are refused,
-	// here when the URL names one and at download time for what a host name resolves to and
-	// for redirects, unless the admin allowed the range (--image-source-allowed-cidrs).
+	// a link-local address (cloud metadata) is refused here; loopback, link-local, private and
+	// other internal addresses are refused at download time, for what the URL names, what a host
+	// name resolves to and redirects, unless the admin allowed the range
+	// (--image-source-allowed-cidrs: a mirror on the operator's own host or network).
 	// +kubebuilder:validation:MinLength=8
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="url must be an http or https URL"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(?i)https?://([^/?#@]*@)?(localhost|[^/?#@:]*[.]localhost|127([.][0-9]+){3}|0[.]0[.]0[.]0|169[.]254([.][0-9]+){2}|[[](::1?|::ffff:127[.][0-9.]+|::ffff:169[.]254[.][0-9.]+|fe[89ab][0-9a-f]:[0-9a-f:.%]*)[^0-9a-f:.%])(:[0-9]*)?([/?#]|$)')",message="url must not name the operator's own host (localhost, loopback) or a link-local address such as the cloud's metadata service"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(?i)https?://([^/?#@]*@)?(169[.]254([.][0-9]+){2}|[[](::ffff:169[.]254[.][0-9.]+|fe[89ab][0-9a-f]:[0-9a-f:.%]*)[^0-9a-f:.%])(:[0-9]*)?([/?#]|$)')",message="url must not name a link-local address such as the cloud's metadata service"
 	URL string `json:"url"`
 
 	// SHA256 of the data, hex. When set, data whose checksum differs is never activated.

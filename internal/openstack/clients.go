@@ -146,7 +146,7 @@ func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.
 	}
 	if projectID == "" {
 		if c.admin == nil {
-			p, err := c.connect(ctx, c.cloud, c.cloud.Auth)
+			p, err := c.connect(ctx, c.cloud, c.authFor(""))
 			if err != nil {
 				return nil, err
 			}
@@ -158,18 +158,25 @@ func (c *Clients) provider(ctx context.Context, projectID string) (*gophercloud.
 	if p, ok := c.projects[projectID]; ok {
 		return p, nil
 	}
-	auth := c.cloud.Auth
-	// The same admin user (DomainID/DomainName are the user's domain), with a token scoped to
-	// the namespace's project instead of the credentials' own.
-	auth.TenantID, auth.TenantName = "", ""
-	auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
-	p, err := c.connect(ctx, c.cloud, auth)
+	p, err := c.connect(ctx, c.cloud, c.authFor(projectID))
 	if err != nil {
 		return nil, err
 	}
 	c.projects[projectID] = p
 	c.catalogAt[p] = time.Now()
 	return p, nil
+}
+
+// authFor is how the provider of projectID authenticates: the credentials' own scope for "",
+// else the same admin user (DomainID/DomainName are the user's domain) with a token scoped to the
+// namespace's project instead.
+func (c *Clients) authFor(projectID string) gophercloud.AuthOptions {
+	auth := c.cloud.Auth
+	if projectID != "" {
+		auth.TenantID, auth.TenantName = "", ""
+		auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
+	}
+	return auth
 }
 
 // renewCatalog replaces projectID's provider p by a newly authenticated one, whose token brings
@@ -188,12 +195,7 @@ func (c *Clients) renewCatalog(ctx context.Context, projectID string, p *gopherc
 		}
 		return current, nil
 	}
-	auth := c.cloud.Auth
-	if projectID != "" {
-		auth.TenantID, auth.TenantName = "", ""
-		auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
-	}
-	fresh, err := c.connect(ctx, c.cloud, auth)
+	fresh, err := c.connect(ctx, c.cloud, c.authFor(projectID))
 	if err != nil {
 		return nil, err
 	}

@@ -254,24 +254,31 @@ func serveCharts(ctx context.Context, t *testing.T, c *cluster, dir string) {
 		t.Fatal(err)
 	}
 	waitServiceAccount(ctx, t, c, chartsNamespace)
-	pod := agentPod("charts", corev1.RestartPolicyAlways, "files", "/charts", ":8080")
-	pod.Labels = map[string]string{"app": "charts"}
-	pod.Spec.Volumes = []corev1.Volume{{Name: "charts", VolumeSource: corev1.VolumeSource{
+	serveFiles(ctx, t, c, "charts", dir, "/index.yaml")
+}
+
+// serveFiles serves the host directory dir read-only at http://NAME.<chartsNamespace>.svc.cluster.local/
+// from an agent pod and a Service, both called name; it returns once readyPath answers.
+func serveFiles(ctx context.Context, t *testing.T, c *cluster, name, dir, readyPath string) {
+	t.Helper()
+	pod := agentPod(name, corev1.RestartPolicyAlways, "files", "/files", ":8080")
+	pod.Labels = map[string]string{"app": name}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "files", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectory)}}}}
-	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "charts", MountPath: "/charts", ReadOnly: true}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "files", MountPath: "/files", ReadOnly: true}}
 	pod.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1,
-		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/index.yaml", Port: intstr.FromInt32(8080)}}}
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: readyPath, Port: intstr.FromInt32(8080)}}}
 	if _, err := c.cs.CoreV1().Pods(chartsNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.cs.CoreV1().Services(chartsNamespace).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "charts"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.ServiceSpec{Selector: pod.Labels,
 			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitPod(ctx, t, c.cs, chartsNamespace, "charts", func(p *corev1.Pod) bool {
+	waitPod(ctx, t, c.cs, chartsNamespace, name, func(p *corev1.Pod) bool {
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.Ready {
 				return true
@@ -344,6 +351,18 @@ func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client, 
 // published clouds.yaml, in the operator's namespace (restricted: the pod is too).
 func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
 	t.Helper()
+	out, err := openstackCLI(ctx, t, c, "token", "token", "issue", "-f", "value", "-c", "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// openstackCLI runs `openstack --os-cloud openstack ARGS` as the cloud's admin in a pod named
+// name of the openstack-client image with the published clouds.yaml, in the operator's
+// (restricted) namespace, and returns its output; a failed command is an error with the output.
+func openstackCLI(ctx context.Context, t *testing.T, c *cluster, name string, args ...string) (string, error) {
+	t.Helper()
 	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the published clouds.yaml: %v", err)
@@ -352,14 +371,14 @@ func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
 		t.Fatalf("secret kupenstack-cloud has no clouds.yaml: keys %v", keys(secret.Data))
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "token"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](42424),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
 				Name: "client", Image: "kupenstack.local/openstack/openstack-client:2025.1-trixie", ImagePullPolicy: corev1.PullNever,
-				Command: []string{"openstack", "--os-cloud", "openstack", "token", "issue", "-f", "value", "-c", "id"},
+				Command: append([]string{"openstack", "--os-cloud", "openstack"}, args...),
 				Env:     []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "clouds", MountPath: "/etc/openstack", ReadOnly: true},
 					{Name: "tmp", MountPath: "/tmp"}},
@@ -372,20 +391,22 @@ func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
 			},
 		},
 	}
-	if _, err := c.cs.CoreV1().Pods(operatorNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	pods := c.cs.CoreV1().Pods(operatorNamespace)
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := waitPod(ctx, t, c.cs, operatorNamespace, "token", func(p *corev1.Pod) bool {
+	defer func() { _ = pods.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{}) }()
+	p := waitPod(ctx, t, c.cs, operatorNamespace, name, func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 	})
-	logs, err := c.cs.CoreV1().Pods(operatorNamespace).GetLogs("token", &corev1.PodLogOptions{}).DoRaw(ctx)
+	logs, err := pods.GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Status.Phase != corev1.PodSucceeded {
-		t.Fatalf("openstack token issue failed:\n%s", logs)
+		return "", fmt.Errorf("openstack %s failed:\n%s", strings.Join(args, " "), logs)
 	}
-	return strings.TrimSpace(string(logs))
+	return strings.TrimSpace(string(logs)), nil
 }
 
 func keys[V any](m map[string]V) []string {

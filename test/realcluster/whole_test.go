@@ -3,6 +3,7 @@ package realcluster
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +50,7 @@ func TestWholeCloud(t *testing.T) {
 		})
 	}
 	c := startCluster(t)
+	holdOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Minute)
 	defer cancel()
 	for _, name := range wholeCloudImages {
@@ -63,7 +65,8 @@ func TestWholeCloud(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveCharts(ctx, t, c, chartsDir)
-	hc := installOperator(ctx, t, c, lcmOn)
+	// The tenant's image comes from a pod: its Service address is a testing range, not public.
+	hc := installOperator(ctx, t, c, withValues(lcmOn, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
 
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil || len(nodes.Items) != 1 {
@@ -124,6 +127,8 @@ func TestWholeCloud(t *testing.T) {
 			t.Errorf("service %s not reported healthy", s)
 		}
 	}
+
+	tenantOnCloud(ctx, t, c, cl)
 
 	deleteCloud(ctx, t, c, cl, cfg)
 	if err := hc.Uninstall("kupenstack"); err != nil {
@@ -191,4 +196,36 @@ func wholeCloudSample(t *testing.T, root, node string) (*kupenstackv1.OpenstackC
 		t.Fatalf("one-node.yaml: release %q, want the images' 2025.1", cfg.Spec.Release)
 	}
 	return profile, cfg
+}
+
+// withValues: a copy of base with more values.
+func withValues(base, more map[string]any) map[string]any {
+	out := maps.Clone(base)
+	maps.Copy(out, more)
+	return out
+}
+
+// holdOnFailure keeps a failed test's cluster up for a look (KUBECONFIG=<state>/kubeconfig)
+// while the file KUPENSTACK_HOLD_ON_FAILURE names exists, at most an hour. A debugging aid: unset,
+// it does nothing.
+func holdOnFailure(t *testing.T, c *cluster) {
+	hold := os.Getenv("KUPENSTACK_HOLD_ON_FAILURE")
+	if hold == "" {
+		return
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		if err := os.WriteFile(hold, nil, 0o644); err != nil {
+			t.Logf("hold: %v", err)
+			return
+		}
+		t.Logf("failed: the cluster stays up (state %s) until %s is removed", c.env.state, hold)
+		for deadline := time.Now().Add(time.Hour); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+			if _, err := os.Stat(hold); err != nil {
+				return
+			}
+		}
+	})
 }

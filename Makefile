@@ -180,7 +180,7 @@ real-cluster-down: ## Stop what real-cluster-up started and leave the host as fo
 .PHONY: test-real-cluster
 test-real-cluster: ## Test the real cluster (make test runs REAL_CLUSTER_TESTS; changes the host while it runs): pods, Services, DNS, isolation, host left as found; the operator's image and chart; the first deployment (RUN=TestFirstDeployment for one).
 	hack/install-test-tools.sh node
-	KUPENSTACK_REAL_CLUSTER=1 go test -count=1 -v -timeout 90m $(if $(RUN),-run '$(RUN)') ./test/realcluster/
+	KUPENSTACK_REAL_CLUSTER=1 KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test -count=1 -v -timeout 90m $(if $(RUN),-run '$(RUN)') ./test/realcluster/
 
 .PHONY: clean
 clean: ## Remove bin/ (the built tools stay cached in ~/.cache/kupenstack).

@@ -2,6 +2,10 @@
 // (envtest) and a real OpenStack, the all-in-one cloud of hack/openstack-aio (make openstack-up),
 // named by OS_CLIENT_CONFIG_FILE and OS_CLOUD.
 //
+// KUPENSTACK_E2E_DNS=host:port sends every name lookup of the test process to that DNS server:
+// the cloud the operator deployed on the real cluster names its endpoints in cluster.local, which
+// only the cluster's DNS answers (test/realcluster runs this suite against it so).
+//
 // Without OS_CLIENT_CONFIG_FILE the tests skip, unless KUPENSTACK_E2E=required (make test sets
 // it), in which case they fail: CI must never pass by skipping them.
 package e2e
@@ -10,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/client-go/util/retry"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -62,7 +67,15 @@ var (
 // previous list; the full list only every ResyncPeriod), a little more often than the 5 s default.
 const vmHealthPeriod = 3 * time.Second
 
-func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+func TestMain(m *testing.M) {
+	if server := os.Getenv("KUPENSTACK_E2E_DNS"); server != "" {
+		net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, server)
+		}}
+	}
+	os.Exit(env.Run(m))
+}
 
 // requireCloud skips (or, with KUPENSTACK_E2E=required, fails) a test when no cloud is configured.
 func requireCloud(t *testing.T) {

@@ -363,6 +363,17 @@ func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
 // (restricted) namespace, and returns its output; a failed command is an error with the output.
 func openstackCLI(ctx context.Context, t *testing.T, c *cluster, name string, args ...string) (string, error) {
 	t.Helper()
+	return clientPod(ctx, t, c, name, append([]string{"openstack", "--os-cloud", "openstack"}, args...))
+}
+
+// openstackShell is openstackCLI for a shell script (OS_CLOUD=openstack set, /tmp writable).
+func openstackShell(ctx context.Context, t *testing.T, c *cluster, name, script string) (string, error) {
+	t.Helper()
+	return clientPod(ctx, t, c, name, []string{"sh", "-ec", script})
+}
+
+func clientPod(ctx context.Context, t *testing.T, c *cluster, name string, command []string) (string, error) {
+	t.Helper()
 	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the published clouds.yaml: %v", err)
@@ -378,8 +389,8 @@ func openstackCLI(ctx context.Context, t *testing.T, c *cluster, name string, ar
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
 				Name: "client", Image: "kupenstack.local/openstack/openstack-client:2025.1-trixie", ImagePullPolicy: corev1.PullNever,
-				Command: append([]string{"openstack", "--os-cloud", "openstack"}, args...),
-				Env:     []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+				Command: command,
+				Env:     []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}, {Name: "OS_CLOUD", Value: "openstack"}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "clouds", MountPath: "/etc/openstack", ReadOnly: true},
 					{Name: "tmp", MountPath: "/tmp"}},
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
@@ -404,7 +415,7 @@ func openstackCLI(ctx context.Context, t *testing.T, c *cluster, name string, ar
 		t.Fatal(err)
 	}
 	if p.Status.Phase != corev1.PodSucceeded {
-		return "", fmt.Errorf("openstack %s failed:\n%s", strings.Join(args, " "), logs)
+		return "", fmt.Errorf("%s failed:\n%s", strings.Join(command, " "), logs)
 	}
 	return strings.TrimSpace(string(logs)), nil
 }

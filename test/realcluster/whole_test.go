@@ -129,6 +129,7 @@ func TestWholeCloud(t *testing.T) {
 	}
 
 	tenantOnCloud(ctx, t, c, cl)
+	e2eOnCloud(ctx, t, c)
 
 	deleteCloud(ctx, t, c, cl, cfg)
 	if err := hc.Uninstall("kupenstack"); err != nil {

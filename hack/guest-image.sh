@@ -195,7 +195,7 @@ build_image() {
 	# rootfs: the recipe's files, busybox and its applets, dropbear and its libraries.
 	local r="$w/rootfs"
 	cp -a "$RECIPE/rootfs/." "$r/"
-	chmod 0755 "$r/init" "$r/etc/udhcpc.script"
+	chmod 0755 "$r/init" "$r/etc/udhcpc.script" "$r/etc/acpi/PWRF/00000080"
 	chmod 0600 "$r/etc/shadow"
 	mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,run,tmp,etc/dropbear,srv/www,var/log} "$r/root/.ssh"
 	chmod 0700 "$r/root" "$r/root/.ssh"
@@ -299,6 +299,7 @@ cmd_test() {
 	local img
 	img=$(cmd_build)
 	apt_install cmd:qemu-system-x86_64 qemu-system-x86
+	apt_install cmd:ssh cmd:ssh-keygen openssh-client
 	PY=/usr/bin/python3
 	apt_install cmd:$PY python3
 
@@ -325,10 +326,12 @@ cmd_test() {
 	# The fake metadata service: QEMU runs serve.py for each guest connection to 169.254.169.254:80
 	# (guestfwd ... cmd:), the socket on its stdin; http.server answers from $t/www and logs to
 	# $t/http.log. QEMU's network is 169.254.0.0/16 because guestfwd only works inside it.
-	local host=kupenstack-guest-test.novalocal
+	local host=kupenstack-guest-test.novalocal key1
+	ssh-keygen -q -t ed25519 -N '' -C k1@test -f "$t/id_ed25519"
+	key1=$(cut -d' ' -f1-2 "$t/id_ed25519.pub")
 	mkdir -p "$t/www/openstack/latest"
 	cat >"$t/www/openstack/latest/meta_data.json" <<-EOF
-		{"uuid": "5a8c0ffe-0000-4000-8000-00000000cafe", "meta": {"hostname": "not-this-one", "role": "test"}, "public_keys": {"k1": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKupenStackTestKeyOne k1@test\n", "k2": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQKupenStackTestKeyTwo k2@test"}, "keys": [{"name": "k1", "type": "ssh", "data": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKupenStackTestKeyOne k1@test\n"}, {"name": "k2", "type": "ssh", "data": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQKupenStackTestKeyTwo k2@test"}], "hostname": "$host", "name": "kupenstack-guest-test", "launch_index": 0, "availability_zone": "nova", "random_seed": "S3VwZW5TdGFjaw==", "project_id": "0123456789abcdef0123456789abcdef", "devices": [], "dedicated_cpus": []}
+		{"uuid": "5a8c0ffe-0000-4000-8000-00000000cafe", "meta": {"hostname": "not-this-one", "role": "test"}, "public_keys": {"k1": "$key1 k1@test\n", "k2": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQKupenStackTestKeyTwo k2@test"}, "keys": [{"name": "k1", "type": "ssh", "data": "$key1 k1@test\n"}, {"name": "k2", "type": "ssh", "data": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQKupenStackTestKeyTwo k2@test"}], "hostname": "$host", "name": "kupenstack-guest-test", "launch_index": 0, "availability_zone": "nova", "random_seed": "S3VwZW5TdGFjaw==", "project_id": "0123456789abcdef0123456789abcdef", "devices": [], "dedicated_cpus": []}
 	EOF
 	cat >"$t/www/openstack/latest/user_data" <<-'EOF'
 		#!/bin/sh
@@ -352,7 +355,7 @@ cmd_test() {
 	local accel_args=(-accel "$accel")
 	local t0 t_ready= elapsed
 	t0=$(date +%s.%N)
-	qemu-system-x86_64 "${accel_args[@]}" -m 256 -smp 1 -nographic -monitor none \
+	qemu-system-x86_64 "${accel_args[@]}" -m 256 -smp 1 -nographic -monitor "unix:$t/monitor.sock,server=on,wait=off" \
 		-serial "file:$t/console.log" -no-reboot -pidfile "$t/qemu.pid" \
 		-drive "file=$img,if=virtio,format=raw,snapshot=on" \
 		-drive "file=$t/vdb.raw,if=virtio,format=raw" \
@@ -387,6 +390,18 @@ cmd_test() {
 	if [ -n "$t_ready" ]; then
 		check "http://guest/ (port 80) answers the hostname" "$PY" -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:$http_port/', timeout=10).read().decode().strip() != '$host')"
 		check "ssh (port 22) answers SSH-2.0-dropbear" "$PY" -c "import socket, sys; s = socket.create_connection(('127.0.0.1', $ssh_port), 10); s.settimeout(10); sys.exit(not s.recv(64).startswith(b'SSH-2.0-dropbear'))"
+		# The host key from the console is the one SSH presents; the metadata's key logs in.
+		sed -n "s/^KUPENSTACK-GUEST hostkey /[127.0.0.1]:$ssh_port /p" "$t/console.txt" >"$t/known_hosts"
+		check "ssh root@guest with the metadata's key and the console's host key: hostname" test_ssh "$t" "$ssh_port" "$host"
+		# ACPI power button (nova's graceful stop): the guest says so and QEMU exits.
+		"$PY" -c "
+import socket, time
+s = socket.socket(socket.AF_UNIX); s.connect('$t/monitor.sock'); s.settimeout(5)
+s.recv(4096); s.sendall(b'system_powerdown\n'); time.sleep(1); s.recv(4096)" 2>/dev/null || true
+		local i
+		for i in $(seq 150); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.2; done
+		tr -d '\r' <"$t/console.log" >"$t/console.txt"
+		check "power button: KUPENSTACK-GUEST poweroff and QEMU exits (in ~$((i / 5)) s)" eval '! kill -0 "$qpid" && console "KUPENSTACK-GUEST poweroff"'
 	fi
 	log "console (KUPENSTACK-GUEST lines):"
 	grep -a 'KUPENSTACK-GUEST\|^TEST ' "$t/console.txt" | sed 's/^/    /' >&2 || true
@@ -397,6 +412,13 @@ cmd_test() {
 		return 1
 	fi
 	log "PASS: $accel, ready ${t_ready} s after QEMU started; image $(($(stat -c %s "$img") / 1024)) KiB"
+}
+
+test_ssh() { # test_ssh DIR PORT HOSTNAME
+	local out
+	out=$(ssh -n -i "$1/id_ed25519" -p "$2" -o BatchMode=yes -o ConnectTimeout=20 -o StrictHostKeyChecking=yes \
+		-o UserKnownHostsFile="$1/known_hosts" -o GlobalKnownHostsFile=/dev/null -o LogLevel=ERROR \
+		root@127.0.0.1 hostname) && [ "$out" = "$3" ]
 }
 
 test_cleanup() {

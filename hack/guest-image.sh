@@ -11,11 +11,13 @@
 # No loop device, mount or container: apt-get download, dpkg-deb -x, cpio, mkfs.vfat, mtools, syslinux.
 # The cache is ${KUPENSTACK_GUEST_CACHE:-~/.cache/kupenstack/guest}/<sha256>/guest.raw, the hash
 # covering this script, images/guest/ and the exact Debian package versions, so a second build is
-# instant. Installs what it needs from apt (cpio kmod dosfstools mtools syslinux; qemu-system-x86
-# for test). test: GUEST_TEST_ACCEL=kvm|tcg (default: kvm when /dev/kvm is usable),
-# GUEST_TEST_TIMEOUT seconds to "ready" (default 60 with KVM, 240 with TCG); it uses QEMU's user
-# network (restrict=on: DHCP from QEMU, nothing leaves the host) and answers 169.254.169.254:80 with
-# a fake meta_data.json and user_data (guestfwd), then checks SSH's banner and the web page.
+# instant. Installs what it needs from apt (cpio kmod dosfstools mtools syslinux; for test
+# qemu-system-x86 and openssh-client). test: GUEST_TEST_ACCEL=kvm|tcg (default: kvm when /dev/kvm
+# is usable; kvm_pvm is not), GUEST_TEST_TIMEOUT seconds to "ready" (default 60 with KVM, 240 with
+# TCG); it uses QEMU's user network (restrict=on: DHCP from QEMU, nothing leaves the host), answers
+# 169.254.169.254:80 with a fake meta_data.json and user_data (guestfwd), checks the console, the
+# web page, an SSH login with the metadata's key, and the power button. Exits 0 when all pass.
+# See docs/guest-image.md.
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +28,7 @@ KERNEL_META=linux-image-cloud-amd64
 
 log() { printf '[guest-image %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0" >&2; exit 2; }
 
 # apt_install CMD... PKG...: install the packages (no recommends) unless every command exists.
 apt_install() {

@@ -138,6 +138,14 @@ images-import: ## Import the images into containerd (CONTAINERD_ADDRESS), buildi
 test-images: ## Smoke-test every image of IMAGES_RELEASE again, from the cache (all must be built).
 	KUPENSTACK_IMAGES=required go test -count=1 -v -run 'TestImagesSmoke|TestReleaseFiles' ./test/images/
 
+.PHONY: guest-image
+guest-image: ## Build the test VMs' bootable disk (raw, ~19 MiB; kernel, busybox, dropbear) into ~/.cache/kupenstack/guest and print its path; cached (docs/guest-image.md).
+	@hack/guest-image.sh build
+
+.PHONY: test-guest-image
+test-guest-image: ## Boot the test VMs' disk in QEMU (KVM if usable, else TCG) and check its console contract, metadata, SSH and power button.
+	hack/guest-image.sh test
+
 ##@ Quickstart (root; 127.0.0.1 only; see hack/quickstart.sh)
 .PHONY: quickstart
 quickstart: ## Local cluster (kwok nodes) + OpenStack all-in-one + the operator + the samples, all Ready; idempotent.

@@ -43,7 +43,5 @@ func TestVMWaitsForTheSubnetOfItsNetwork(t *testing.T) {
 	waitReady(t, vm)
 	id := vm.Status.ID
 	deleteAll(t, ns, false, vm, sub, net, img)
-	if server(t, adminClients(t), id) != nil {
-		t.Errorf("server %s left behind", id)
-	}
+	requireServerGone(t, adminClients(t), id)
 }

@@ -2,11 +2,12 @@ package realcluster
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,26 +25,23 @@ import (
 const tenantNamespace = "tenant-a"
 
 // tenantOnCloud is a tenant on the cloud the operator deployed: a namespace becomes a Keystone
-// project, and its flavor, image (downloaded by the operator from a pod and uploaded to glance),
-// network, subnet, security group and key pair become Ready; the VM made of them reaches ACTIVE on
-// the node's libvirt with an address from neutron. Deleting the namespace deletes the server and
-// the project: nothing is left in the cloud.
-func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client) {
+// project, and its flavor, image (the test guest, downloaded by the operator from a pod and
+// uploaded to glance), network, subnet, security group and key pair become Ready; the VM made of
+// them reaches ACTIVE on the node's libvirt with an address from neutron, and the guest really
+// boots: its console shows that address taken by DHCP, the metadata service's answer with the key
+// pair, and its user data run. Deleting the namespace deletes the server and the project: nothing
+// is left in the cloud.
+func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, payload []byte) {
 	t.Helper()
 	start := time.Now()
-	// A raw disk of random bytes: QEMU runs it (nothing boots, the server is ACTIVE all the same).
 	dir := t.TempDir()
-	payload := make([]byte, 1<<20)
-	if _, err := rand.Read(payload); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tiny.raw"), payload, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "guest.raw"), payload, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	serveFiles(ctx, t, c, "images", dir, "/tiny.raw")
+	serveFiles(ctx, t, c, "images", dir, "/guest.raw")
 
 	ns := tenantNamespace
 	inNS := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
@@ -52,17 +50,19 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kupenstack.io/project": "enabled"}}},
 		flavor,
-		&kupenstackv1.Image{ObjectMeta: inNS("tiny"), Spec: kupenstackv1.ImageSpec{DiskFormat: "raw",
-			Source: &kupenstackv1.ImageSource{URL: "http://images." + chartsNamespace + ".svc.cluster.local/tiny.raw",
+		&kupenstackv1.Image{ObjectMeta: inNS("guest"), Spec: kupenstackv1.ImageSpec{DiskFormat: "raw",
+			Source: &kupenstackv1.ImageSource{URL: "http://images." + chartsNamespace + ".svc.cluster.local/guest.raw",
 				SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}}},
 		&kupenstackv1.Network{ObjectMeta: inNS("net")},
 		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}},
 		&kupenstackv1.SecurityGroup{ObjectMeta: inNS("web")},
 		&kupenstackv1.KeyPair{ObjectMeta: inNS("key"), Spec: kupenstackv1.KeyPairSpec{
 			PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGDRGOgCgV1Yx4Zy1a1fGqTXVN+5NqbN2GLhHEakrXzA realcluster"}},
+		&corev1.Secret{ObjectMeta: inNS("user-data"), StringData: map[string]string{"script": "#!/bin/sh\necho user data ran on $(hostname)\n"}},
 	}
 	vm := &kupenstackv1.VirtualMachine{ObjectMeta: inNS("vm"), Spec: kupenstackv1.VirtualMachineSpec{
-		FlavorRef: flavor.Name, ImageRef: "tiny", KeyPairRef: "key",
+		FlavorRef: flavor.Name, ImageRef: "guest", KeyPairRef: "key",
+		UserData:          &kupenstackv1.SecretKeyRef{Name: "user-data", Key: "script"},
 		Networks:          []kupenstackv1.VirtualMachineNIC{{NetworkRef: "net"}},
 		SecurityGroupRefs: []string{"web"},
 	}}
@@ -106,6 +106,22 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		t.Errorf("server %s: %q, want ACTIVE in project %s", server, out, project.Status.ID)
 	}
 
+	// The guest really boots: its console shows the address neutron's DHCP gave it, the metadata
+	// service's answer (through the DHCP namespace's proxy) with the key pair, and the user data run.
+	ip := vm.Status.Resource.Addresses[0].Address
+	console := guestConsole(ctx, t, c, server)
+	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "userdata exit=0", "ready"} {
+		if !slices.Contains(console, want) {
+			t.Errorf("guest console lacks %q; its lines: %q", want, console)
+		}
+	}
+	if !slices.ContainsFunc(console, func(l string) bool {
+		return strings.HasPrefix(l, "metadata hostname=") && strings.HasSuffix(l, " keys=1")
+	}) {
+		t.Errorf("guest console lacks the metadata with one key; its lines: %q", console)
+	}
+	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))
+
 	// Deleting the namespace deletes its resources, then the project.
 	start = time.Now()
 	if err := cl.Delete(ctx, objects[0]); err != nil {
@@ -127,6 +143,28 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	if out, err := openstackCLI(ctx, t, c, "servers-left", "server", "list", "--all-projects", "-f", "value", "-c", "ID"); err != nil || out != "" {
 		t.Errorf("servers left after the namespace was deleted: %q %v", out, err)
 	}
+}
+
+// guestImage builds the project's test guest (hack/guest-image.sh, docs/guest-image.md), which
+// boots in seconds under QEMU and reports DHCP, metadata and user data on its serial console, and
+// returns the disk. Called before the host's snapshot: the build installs its tools from apt.
+func guestImage(t *testing.T) []byte {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(filepath.Join(root, "hack", "guest-image.sh"), "build")
+	build.Stderr = os.Stderr
+	path, err := build.Output()
+	if err != nil {
+		t.Fatalf("hack/guest-image.sh build: %v", err)
+	}
+	disk, err := os.ReadFile(strings.TrimSpace(string(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return disk
 }
 
 // conditionsOf prints an object's conditions (the kinds of this file all have them).
@@ -153,4 +191,37 @@ func conditionsOf(o client.Object) string {
 		fmt.Fprintf(&b, "%s=%s (%s: %s) ", c.Type, c.Status, c.Reason, c.Message)
 	}
 	return b.String()
+}
+
+// guestConsole polls the server's console log until the test guest prints ready (at most five
+// minutes: QEMU emulates, the node has no usable KVM) and returns its KUPENSTACK-GUEST lines,
+// without the prefix (docs/guest-image.md, "The console contract").
+func guestConsole(ctx context.Context, t *testing.T, c *cluster, server string) []string {
+	t.Helper()
+	var lines []string
+	var last string
+	for i := 0; ; i++ {
+		out, err := openstackCLI(ctx, t, c, fmt.Sprintf("console-%d", i), "console", "log", "show", server)
+		if err == nil {
+			last = out
+			lines = lines[:0]
+			for _, l := range strings.Split(strings.ReplaceAll(out, "\r", ""), "\n") {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "KUPENSTACK-GUEST "); ok {
+					lines = append(lines, rest)
+				}
+			}
+			if slices.Contains(lines, "ready") {
+				return lines
+			}
+		}
+		if i >= 30 {
+			t.Errorf("the guest did not print ready; console log (%v):\n%s", err, last)
+			return lines
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(10 * time.Second):
+		}
+	}
 }

@@ -39,8 +39,10 @@ var wholeCloudImages = []string{"kupenstack", "kubernetes-entrypoint", "openstac
 func TestWholeCloud(t *testing.T) {
 	var chartsDir string
 	var before hostState
+	var guest []byte
 	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
 		chartsDir = realcharts.Dir(t, "2025.1.0")
+		guest = guestImage(t)
 		before = snapshotHost(t)
 		// Registered before the cluster's own clean-up, so it runs after `down`.
 		t.Cleanup(func() {
@@ -128,7 +130,7 @@ func TestWholeCloud(t *testing.T) {
 		}
 	}
 
-	tenantOnCloud(ctx, t, c, cl)
+	tenantOnCloud(ctx, t, c, cl, guest)
 	e2eOnCloud(ctx, t, c)
 
 	deleteCloud(ctx, t, c, cl, cfg)

@@ -167,25 +167,13 @@ func guestImage(t *testing.T) []byte {
 	return disk
 }
 
-// conditionsOf prints an object's conditions (the kinds of this file all have them).
+// conditionsOf prints an object's conditions (the OpenStack kinds' managed status has them).
 func conditionsOf(o client.Object) string {
-	var conds []metav1.Condition
-	switch o := o.(type) {
-	case *kupenstackv1.VirtualMachine:
-		conds = o.Status.Conditions
-	case *kupenstackv1.Image:
-		conds = o.Status.Conditions
-	case *kupenstackv1.Flavor:
-		conds = o.Status.Conditions
-	case *kupenstackv1.Network:
-		conds = o.Status.Conditions
-	case *kupenstackv1.Subnet:
-		conds = o.Status.Conditions
-	case *kupenstackv1.SecurityGroup:
-		conds = o.Status.Conditions
-	case *kupenstackv1.KeyPair:
-		conds = o.Status.Conditions
+	m, ok := o.(interface{ GetManagedStatus() *kupenstackv1.ManagedStatus })
+	if !ok {
+		return ""
 	}
+	conds := m.GetManagedStatus().Conditions
 	var b strings.Builder
 	for _, c := range conds {
 		fmt.Fprintf(&b, "%s=%s (%s: %s) ", c.Type, c.Status, c.Reason, c.Message)

@@ -169,7 +169,9 @@ func guestImage(t *testing.T) []byte {
 
 // conditionsOf prints an object's conditions (the OpenStack kinds' managed status has them).
 func conditionsOf(o client.Object) string {
-	m, ok := o.(interface{ GetManagedStatus() *kupenstackv1.ManagedStatus })
+	m, ok := o.(interface {
+		GetManagedStatus() *kupenstackv1.ManagedStatus
+	})
 	if !ok {
 		return ""
 	}

@@ -107,7 +107,8 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 
 	// The guest really boots: its console shows the address neutron's DHCP gave it, and it gets to
 	// ready. The metadata service does not reach it yet on this cloud (issue "VMs that really
-	// boot"; no metadata proxy runs in the DHCP namespace): what it printed is logged, not required.
+	// boot": OVS's userspace datapath leaves the guest's offloaded TCP checksums incomplete until
+	// userspace-tso-enable is set): what it printed is logged, not required.
 	ip := vm.Status.Resource.Addresses[0].Address
 	console := guestConsole(ctx, t, c, server)
 	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "ready"} {

@@ -105,15 +105,19 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		t.Errorf("server %s: %q, want ACTIVE in project %s", server, out, project.Status.ID)
 	}
 
-	// The guest really boots: its console shows the address neutron's DHCP gave it, and it gets to
-	// ready. The metadata service does not reach it yet on this cloud (issue "VMs that really
-	// boot"; no metadata proxy runs in the DHCP namespace): what it printed is logged, not required.
+	// The guest really boots: its console shows the address neutron's DHCP gave it, the metadata
+	// service's answer (through the DHCP namespace's proxy) with the key pair, and its user data run.
 	ip := vm.Status.Resource.Addresses[0].Address
 	console := guestConsole(ctx, t, c, server)
-	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "ready"} {
+	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "userdata exit=0", "ready"} {
 		if !slices.Contains(console, want) {
 			t.Errorf("guest console lacks %q; its lines: %q", want, console)
 		}
+	}
+	if !slices.ContainsFunc(console, func(l string) bool {
+		return strings.HasPrefix(l, "metadata hostname=") && strings.HasSuffix(l, " keys=1")
+	}) {
+		t.Errorf("guest console lacks the metadata with one key; its lines: %q", console)
 	}
 	t.Logf("tenant: the guest's console: %q", console)
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))

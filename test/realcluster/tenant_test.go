@@ -28,7 +28,8 @@ const tenantNamespace = "tenant-a"
 // project, and its flavor, image (the test guest, downloaded by the operator from a pod and
 // uploaded to glance), network, subnet, security group and key pair become Ready; the VM made of
 // them reaches ACTIVE on the node's libvirt with an address from neutron, and the guest really
-// boots: its console shows that address taken by DHCP. Deleting the namespace deletes the server and the project: nothing
+// boots: its console shows that address taken by DHCP, the metadata service's answer with the key
+// pair, and its user data run. Deleting the namespace deletes the server and the project: nothing
 // is left in the cloud.
 func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, payload []byte) {
 	t.Helper()
@@ -105,16 +106,19 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		t.Errorf("server %s: %q, want ACTIVE in project %s", server, out, project.Status.ID)
 	}
 
-	// The guest really boots: its console shows the address neutron's DHCP gave it, and it gets to
-	// ready. The metadata service does not reach it yet on this cloud (issue "VMs that really
-	// boot": OVS's userspace datapath leaves the guest's offloaded TCP checksums incomplete until
-	// userspace-tso-enable is set): what it printed is logged, not required.
+	// The guest really boots: its console shows the address neutron's DHCP gave it, the metadata
+	// service's answer (through the DHCP namespace's proxy) with the key pair, and its user data run.
 	ip := vm.Status.Resource.Addresses[0].Address
 	console := guestConsole(ctx, t, c, server)
-	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "ready"} {
+	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "userdata exit=0", "ready"} {
 		if !slices.Contains(console, want) {
 			t.Errorf("guest console lacks %q; its lines: %q", want, console)
 		}
+	}
+	if !slices.ContainsFunc(console, func(l string) bool {
+		return strings.HasPrefix(l, "metadata hostname=") && strings.HasSuffix(l, " keys=1")
+	}) {
+		t.Errorf("guest console lacks the metadata with one key; its lines: %q", console)
 	}
 	t.Logf("tenant: the guest's console: %q", console)
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))

@@ -15,7 +15,7 @@ import (
 )
 
 // cloudE2ETests are the resource suite's tests (test/e2e) run against the cloud the operator
-// deployed. Left to the all-in-one (README, "The resource suite on the deployed cloud"):
+// deployed. Left to the all-in-one (README, "The whole cloud": "The resource suite"):
 //   - what this cloud does not serve yet: volumes (no cinder: TestVirtualMachineLifecycle,
 //     TestVolume*), an external network (TestRouterInterfacesAndGateway, TestImportKinds,
 //     TestImageImportPublic, TestSamples, and TestOutOfBandDeletionRepaired's FloatingIP), the

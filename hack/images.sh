@@ -6,6 +6,7 @@
 #   hack/images.sh smoke [NAME...]    run the smoke tests again on the cached images
 #   hack/images.sh import [NAME...]   ctr -n k8s.io images import (builds first when needed)
 #   hack/images.sh archives [NAME...] print the cached archive paths
+#   hack/images.sh prepare            install what build needs (mmdebstrap) and nothing else
 #
 # IMAGES_RELEASE=2025.1 (default) picks images/release-$IMAGES_RELEASE.yaml: the Debian suite and each image's
 # reference. Recipes are images/<name>/image.yaml. Archives are kept in
@@ -22,7 +23,7 @@ CONTAINERD_ADDRESS=${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}
 log() { printf '[images %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # imagebuild runs the Go builder (hack/imagebuild) from the repository root.
 imagebuild() {
@@ -47,6 +48,8 @@ need_mmdebstrap() {
 
 cmd=${1:-}; [ -n "$cmd" ] || usage; shift
 case "$cmd" in
+prepare)
+	need_root prepare; need_mmdebstrap ;;
 build)
 	need_root build; need_mmdebstrap
 	imagebuild build "$@" ;;

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -52,6 +53,36 @@ type Record struct {
 
 func (c Cache) base(name, suite, key string) string {
 	return filepath.Join(c.Dir, fmt.Sprintf("%s-%s-%s", name, suite, key))
+}
+
+// lock takes the exclusive lock of one image and suite (a .lock file beside the archives, held
+// with flock, so a builder that dies releases it), polling until ctx ends. waited says another
+// builder held it first.
+func (c Cache) lock(ctx context.Context, name, suite string, log io.Writer) (unlock func(), waited bool, err error) {
+	f, err := os.OpenFile(filepath.Join(c.Dir, fmt.Sprintf(".%s-%s.lock", name, suite)), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, false, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, waited, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, false, fmt.Errorf("locking %s: %w", f.Name(), err)
+		}
+		if !waited && log != nil {
+			fmt.Fprintf(log, "[imagebuild] %s (%s) is being built by another process; waiting for it\n", name, suite)
+		}
+		waited = true
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, true, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Lookup returns the record of a cached archive, or nil.
@@ -96,6 +127,18 @@ func (b *Builder) Build(ctx context.Context, r *Recipe) (*Record, bool, error) {
 	}
 	if err := os.MkdirAll(b.Cache.Dir, 0o755); err != nil {
 		return nil, false, err
+	}
+	// Another builder (make test's background prebuild, a second shell) may be making the same
+	// archive: wait for it, then take its result rather than build it twice.
+	unlock, waited, err := b.Cache.lock(ctx, r.Name, suite, b.Log)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	if waited {
+		if rec, err := b.Cache.Lookup(r.Name, suite, key); err != nil || rec != nil {
+			return rec, true, err
+		}
 	}
 	work, err := os.MkdirTemp(b.Cache.Dir, ".build-"+r.Name+"-")
 	if err != nil {

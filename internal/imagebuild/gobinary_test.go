@@ -136,3 +136,75 @@ func TestGoRecipeRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentBuildsShareOneArchive: two builders of the same recipe into one cache at once (make
+// test's background prebuild and the real cluster test's own build) build it once; the second
+// waits and takes the first one's archive.
+func TestConcurrentBuildsShareOneArchive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a program")
+	}
+	root, recipes, rel := goRepo(t)
+	cache := Cache{Dir: filepath.Join(t.TempDir(), "cache")}
+	type result struct {
+		rec    *Record
+		cached bool
+		err    error
+	}
+	results := make(chan result, 2)
+	var logs [2]strings.Builder
+	for i := range 2 {
+		b := &Builder{RepoRoot: root, Release: rel, Cache: cache, Log: &logs[i], SkipSmoke: true}
+		go func() {
+			rec, cached, err := b.Build(context.Background(), recipes["hello"])
+			results <- result{rec, cached, err}
+		}()
+	}
+	built, fromCache := 0, 0
+	var archives []string
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		archives = append(archives, r.rec.Archive)
+		if r.cached {
+			fromCache++
+		} else {
+			built++
+		}
+	}
+	if built != 1 || fromCache != 1 || archives[0] != archives[1] {
+		t.Errorf("built %d, from the cache %d, archives %q: want one build the other waited for", built, fromCache, archives)
+	}
+	if !strings.Contains(logs[0].String()+logs[1].String(), "being built by another process") {
+		t.Errorf("the waiting builder did not say so: %q / %q", logs[0].String(), logs[1].String())
+	}
+}
+
+func TestCacheLockWaitsAndHonoursCancellation(t *testing.T) {
+	cache := Cache{Dir: t.TempDir()}
+	unlock, waited, err := cache.lock(context.Background(), "x", "trixie", io.Discard)
+	if err != nil || waited {
+		t.Fatalf("first lock: waited=%v %v", waited, err)
+	}
+	// Held: a second taker gives up with its context.
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if _, waited, err := cache.lock(ctx, "x", "trixie", io.Discard); err == nil || !waited {
+		t.Fatalf("second lock while held: waited=%v err=%v, want the context's error", waited, err)
+	}
+	// Another image is not held up by it.
+	u2, waited, err := cache.lock(context.Background(), "y", "trixie", io.Discard)
+	if err != nil || waited {
+		t.Fatalf("other image: waited=%v %v", waited, err)
+	}
+	u2()
+	// Released: taken again, after waiting for it.
+	go func() { time.Sleep(300 * time.Millisecond); unlock() }()
+	u3, waited, err := cache.lock(context.Background(), "x", "trixie", io.Discard)
+	if err != nil || !waited {
+		t.Fatalf("after release: waited=%v %v", waited, err)
+	}
+	u3()
+}

@@ -73,8 +73,8 @@ docker-build: ## Build the operator's container image IMG (needs docker or podma
 ##@ Test
 .PHONY: test
 test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed), then the real cluster's suites (root).
-	@# The real cluster's images build in the background meanwhile (bin/images-prebuild.log).
-	PREBUILD_IMAGES=1 hack/prepare-tests.sh
+	@# The real cluster's tools build with the others, its images in the background (bin/images-prebuild.log).
+	PREPARE_REAL_CLUSTER=1 hack/prepare-tests.sh
 	@$(MAKE) --no-print-directory verify
 	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/reliability -e /test/realcluster)
 	@# Alone, after the rest: it stops neutron-server for a minute, which other packages' tests would see.

@@ -182,8 +182,9 @@ helm_ldflags() {
 }
 
 envtest() {
-  # kube-scheduler too: cluster needs it, and one go build of all four shares the compile work.
-  build_kubernetes kube-apiserver kubectl kube-controller-manager kube-scheduler
+  # kube-scheduler too: cluster needs it, and one go build of all four shares the compile work;
+  # likewise the node's two when node is asked for as well.
+  build_kubernetes kube-apiserver kubectl kube-controller-manager kube-scheduler ${WANT_NODE:+kubelet kube-proxy}
   build_etcd
   local assets=$BIN/envtest-$K8S_VERSION n
   mkdir -p "$assets"
@@ -229,6 +230,7 @@ codegen() {
 }
 
 (($#)) || set -- envtest
+WANT_NODE=; [[ " $* " == *" node "* || " $* " == *" all "* ]] && WANT_NODE=1
 for group in "$@"; do
   case $group in
     envtest | cluster | node | helm | codegen) "$group" ;;

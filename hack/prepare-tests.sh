@@ -3,16 +3,21 @@
 # while the all-in-one cloud installs and configures (mostly I/O). Output lines are prefixed
 # with [tools] or [openstack]; the first failure stops both and names its step.
 #
-# PREBUILD_IMAGES=1 (make test sets it; root only) also starts building the OpenStack images of
-# hack/images.sh in the background, niced and detached, for the real cluster's suites that run
-# last: on a fresh machine that is about 25 minutes of mostly download and unpacking that would
+# PREPARE_REAL_CLUSTER=1 (make test sets it) also readies what the real cluster's suites need, as
+# they run last: the node's binaries (kubelet, kube-proxy, CoreDNS) compile with the others, and
+# (as root) the OpenStack images of hack/images.sh build in the background, niced and detached.
+# On a fresh machine that is about 25 minutes of mostly download and unpacking that would
 # otherwise wait for everything else. Its log is bin/images-prebuild.log. The suites' own builds
 # wait for an image the prebuild is making and take its archive (hack/imagebuild's per-image
 # lock), so nothing waits for the prebuild as a whole and a failed prebuild only costs time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -n "${PREBUILD_IMAGES:-}" ] && [ "$(id -u)" = 0 ]; then
+groups=(envtest cluster codegen)
+if [ -n "${PREPARE_REAL_CLUSTER:-}" ]; then
+  groups+=(node)
+fi
+if [ -n "${PREPARE_REAL_CLUSTER:-}" ] && [ "$(id -u)" = 0 ]; then
   # mmdebstrap before the all-in-one's apt-get starts: two apt-gets at once would fight for dpkg's lock.
   hack/images.sh prepare
   mkdir -p bin
@@ -20,7 +25,7 @@ if [ -n "${PREBUILD_IMAGES:-}" ] && [ "$(id -u)" = 0 ]; then
   echo "prepare-tests: building the OpenStack images in the background (pid $!, log bin/images-prebuild.log)"
 fi
 
-hack/install-test-tools.sh envtest cluster codegen > >(sed -u 's/^/[tools] /') 2>&1 &
+hack/install-test-tools.sh "${groups[@]}" > >(sed -u 's/^/[tools] /') 2>&1 &
 tools=$!
 trap 'kill "$tools" 2>/dev/null || true' EXIT
 

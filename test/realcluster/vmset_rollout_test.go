@@ -171,13 +171,12 @@ func describe(m map[string]string) string {
 
 // dialGuest is an SSH client to root@addr with signer, the guest offering hostKey.
 func dialGuest(ctx context.Context, addr string, hostKey ssh.PublicKey, signer ssh.Signer) (*ssh.Client, error) {
-	d := net.Dialer{Timeout: 10 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, "22"))
+	conn, err := externalDialer(10*time.Second).DialContext(ctx, "tcp", net.JoinHostPort(addr, "22"))
 	if err != nil {
 		return nil, err
 	}
 	sc, chans, reqs, err := ssh.NewClientConn(conn, addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
-		HostKeyCallback: ssh.FixedHostKey(hostKey), Timeout: 10 * time.Second})
+		HostKeyCallback: ssh.FixedHostKey(hostKey), HostKeyAlgorithms: []string{ssh.KeyAlgoED25519}, Timeout: 10 * time.Second})
 	if err != nil {
 		conn.Close()
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -26,11 +27,17 @@ const tenantNamespace = "tenant-a"
 
 // tenantOnCloud is a tenant on the cloud the operator deployed: a namespace becomes a Keystone
 // project, and its flavor, image (the test guest, downloaded by the operator from a pod and
-// uploaded to glance), network, subnet, security group and key pair become Ready; the VM made of
-// them reaches ACTIVE on the node's libvirt with an address from neutron, and the guest really
-// boots: its console shows that address taken by DHCP, the metadata service's answer with the key
-// pair, and its user data run. Deleting the namespace deletes the server and the project: nothing
-// is left in the cloud.
+// uploaded to glance), network, subnet, router to the admin's external network, security group,
+// port, key pair and floating IP become Ready; the VM made of them reaches ACTIVE on the node's
+// libvirt with an address from neutron, and the guest really boots: its console shows that
+// address taken by DHCP, the metadata service's answer with the key pair, and its user data run.
+// From outside the cloud (the host, through br-ex), the floating IP answers HTTP; SSH is dropped
+// until the security group allows port 22, then the test logs in with the KeyPair's key and
+// finds the guest's hostname, fixed address and user data's work. The QEMU process killed on the
+// node, the operator restarts the server (restartPolicy Always) and SSH answers again at the same
+// floating IP. A VirtualMachineSet of web servers then rolls to a new template under a probe
+// (vmSetRollout). Deleting the namespace deletes the servers and the project: nothing is left in
+// the cloud.
 func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, payload []byte) {
 	t.Helper()
 	start := time.Now()
@@ -42,6 +49,8 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		t.Fatal(err)
 	}
 	serveFiles(ctx, t, c, "images", dir, "/guest.raw")
+	createExternalNetwork(ctx, t, c)
+	authorizedKey, signer := guestKey(t)
 
 	ns := tenantNamespace
 	inNS := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
@@ -55,16 +64,29 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 				SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}}},
 		&kupenstackv1.Network{ObjectMeta: inNS("net")},
 		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}},
-		&kupenstackv1.SecurityGroup{ObjectMeta: inNS("web")},
-		&kupenstackv1.KeyPair{ObjectMeta: inNS("key"), Spec: kupenstackv1.KeyPairSpec{
-			PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGDRGOgCgV1Yx4Zy1a1fGqTXVN+5NqbN2GLhHEakrXzA realcluster"}},
-		&corev1.Secret{ObjectMeta: inNS("user-data"), StringData: map[string]string{"script": "#!/bin/sh\necho user data ran on $(hostname)\n"}},
+		// The admin's external network, as tenants see it: imported, never changed by them.
+		&kupenstackv1.Network{ObjectMeta: inNS(externalNetwork), Spec: kupenstackv1.NetworkSpec{ManagedSpec: kupenstackv1.ManagedSpec{
+			ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: externalNetwork}}}},
+		&kupenstackv1.Router{ObjectMeta: inNS("router"), Spec: kupenstackv1.RouterSpec{
+			ExternalGateway: &kupenstackv1.RouterGateway{NetworkRef: externalNetwork},
+			Interfaces:      []kupenstackv1.RouterInterface{{SubnetRef: "sub"}}}},
+		// Egress (DHCP, metadata) and the web page; SSH is added later, to see it blocked first.
+		&kupenstackv1.SecurityGroup{ObjectMeta: inNS("web"), Spec: kupenstackv1.SecurityGroupSpec{Rules: []kupenstackv1.SecurityGroupRule{
+			{Direction: "egress", Ethertype: "IPv4"},
+			{Direction: "ingress", Ethertype: "IPv4", Protocol: "tcp", PortRangeMin: ptr.To(80), PortRangeMax: ptr.To(80)},
+			{Direction: "ingress", Ethertype: "IPv4", Protocol: "icmp"},
+		}}},
+		&kupenstackv1.Port{ObjectMeta: inNS("vm-port"), Spec: kupenstackv1.PortSpec{NetworkRef: "net", SecurityGroupRefs: []string{"web"}}},
+		&kupenstackv1.FloatingIP{ObjectMeta: inNS("vm-ip"), Spec: kupenstackv1.FloatingIPSpec{FloatingNetworkRef: externalNetwork, PortRef: "vm-port"}},
+		&kupenstackv1.KeyPair{ObjectMeta: inNS("key"), Spec: kupenstackv1.KeyPairSpec{PublicKey: authorizedKey}},
+		&corev1.Secret{ObjectMeta: inNS("user-data"), StringData: map[string]string{"script": "#!/bin/sh\n" +
+			"echo \"user data ran on $(hostname)\" | tee /root/user-data-ran\n"}},
 	}
 	vm := &kupenstackv1.VirtualMachine{ObjectMeta: inNS("vm"), Spec: kupenstackv1.VirtualMachineSpec{
 		FlavorRef: flavor.Name, ImageRef: "guest", KeyPairRef: "key",
-		UserData:          &kupenstackv1.SecretKeyRef{Name: "user-data", Key: "script"},
-		Networks:          []kupenstackv1.VirtualMachineNIC{{NetworkRef: "net"}},
-		SecurityGroupRefs: []string{"web"},
+		UserData:      &kupenstackv1.SecretKeyRef{Name: "user-data", Key: "script"},
+		Networks:      []kupenstackv1.VirtualMachineNIC{{PortRef: "vm-port"}},
+		RestartPolicy: kupenstackv1.RestartPolicyAlways,
 	}}
 	for _, o := range append(objects, vm) {
 		if err := cl.Create(ctx, o); err != nil {
@@ -122,6 +144,8 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	}
 	t.Logf("tenant: the guest's console: %q", console)
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))
+	fip, hostKey := guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
+	vmSetRollout(ctx, t, cl, ns, fip, hostKey, signer)
 
 	// Deleting the namespace deletes its resources, then the project.
 	start = time.Now()

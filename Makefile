@@ -94,7 +94,7 @@ test-unit: ## The fast part only: no API server, no cloud.
 
 # A count of inputs, not a duration: Go 1.26's fuzz coordinator can fail a target with "context
 # deadline exceeded" when a duration runs out while a worker is busy (go.dev/issue/75804, fixed in
-# Go 1.27; it failed FuzzMerge in a CI run here). 50000 inputs take 2-20 s a target on 2 cores.
+# Go 1.27; it failed FuzzMerge in a CI run here). 50000 inputs took 5-35 s a target, 3 min 40 s for all.
 FUZZ_TIME ?= 50000x
 .PHONY: fuzz
 fuzz: ## Run every fuzz target briefly (FUZZ_TIME each: a count of inputs, or a duration).

@@ -35,9 +35,8 @@ const tenantNamespace = "tenant-a"
 // until the security group allows port 22, then the test logs in with the KeyPair's key and
 // finds the guest's hostname, fixed address and user data's work. The QEMU process killed on the
 // node, the operator restarts the server (restartPolicy Always) and SSH answers again at the same
-// floating IP. A VirtualMachineSet of web servers then rolls to a new template under a probe
-// (vmSetRollout). Deleting the namespace deletes the servers and the project: nothing is left in
-// the cloud.
+// floating IP. Deleting the namespace deletes the server and the project: nothing is left in the
+// cloud.
 func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, payload []byte) {
 	t.Helper()
 	start := time.Now()
@@ -144,8 +143,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	}
 	t.Logf("tenant: the guest's console: %q", console)
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))
-	fip, hostKey := guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
-	vmSetRollout(ctx, t, cl, ns, fip, hostKey, signer)
+	guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
 
 	// Deleting the namespace deletes its resources, then the project.
 	start = time.Now()

@@ -20,7 +20,8 @@ import (
 //     TestVolume*), the cases written with the all-in-one's external network and images
 //     (TestRouterInterfacesAndGateway, TestImportKinds, TestImageImportPublic, TestSamples,
 //     TestOutOfBandDeletionRepaired; tenantOnCloud now creates the external network "public"
-//     here, but these have not been tried on it), the notification bus (TestNotificationsWakeTheVM), two compute hosts (TestHostAggregatePlacement),
+//     here, but these have not been tried on it), the notification bus
+//     (TestNotificationsWakeTheVM), two compute hosts (TestHostAggregatePlacement),
 //     block-storage in the catalog (TestTokenAndCatalog);
 //   - what failed here and is not understood yet: TestCrashBetweenCreateAndStatusWrite (its
 //     VirtualMachine case found no server made before the injected crash, and Keystone timed out

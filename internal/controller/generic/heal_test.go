@@ -3,6 +3,7 @@ package generic
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +23,11 @@ type healCloud struct {
 	deleted  []string
 	nextID   int
 	decision map[string]int // object name -> Heal calls
+	// deleteErrors: how many more deletes of an ID fail (the cloud refusing, say, a 409).
+	deleteErrors map[string]int
 }
 
-var healFake = &healCloud{failed: map[string]bool{}, decision: map[string]int{}}
+var healFake = &healCloud{failed: map[string]bool{}, decision: map[string]int{}, deleteErrors: map[string]int{}}
 
 type healActuator struct{ c *healCloud }
 
@@ -56,6 +59,10 @@ func (healActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.KeyPair, 
 func (a healActuator) Delete(_ context.Context, _ Scope, id *string) error {
 	a.c.mu.Lock()
 	defer a.c.mu.Unlock()
+	if a.c.deleteErrors[*id] > 0 {
+		a.c.deleteErrors[*id]--
+		return fmt.Errorf("deleting %s: conflict", *id)
+	}
 	delete(a.c.failed, *id)
 	a.c.deleted = append(a.c.deleted, *id)
 	return nil
@@ -101,14 +108,19 @@ func (a healActuator) Heal(k *kupenstackv1.KeyPair, failure string, _ time.Time)
 			return HealDecision{After: 300 * time.Millisecond, Message: failure + "; later"}
 		}
 	}
-	record()
-	return HealDecision{Replace: true, Message: failure + "; replacing"}
+	return HealDecision{Replace: true, Record: record, Message: failure + "; replacing"}
 }
 
 func (c *healCloud) fail(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.failed[id] = true
+}
+
+func (c *healCloud) failDeletes(id string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deleteErrors[id] = n
 }
 
 func (c *healCloud) exists(id string) bool {
@@ -294,5 +306,39 @@ func TestDeleteAskedOnce(t *testing.T) {
 	defer slowDeletes.mu.Unlock()
 	if slowDeletes.deletes != 1 {
 		t.Errorf("%d delete calls for one resource", slowDeletes.deletes)
+	}
+}
+
+// TestHealRecordedOnceWhenDeleteFails: the failed resource's delete is refused a few times before
+// it succeeds; the replacement is recorded once (a VM's restartCount counts servers replaced, not
+// attempts), and only after the delete went through.
+func TestHealRecordedOnceWhenDeleteFails(t *testing.T) {
+	ns := readyNamespace(t)
+	k := &kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "delete-fails", Namespace: ns, Labels: map[string]string{"policy": "replace"}},
+		Spec: kupenstackv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA test"}}
+	k.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: time.Second}
+	if err := env.Client.Create(env.Ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(k)
+	first := waitKeyPair(t, key, "created", func(k *kupenstackv1.KeyPair) bool {
+		return k.Status.ID != "" && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
+	}).Status.ID
+	healFake.failDeletes(first, 3)
+	healFake.fail(first)
+
+	// While the delete is refused, nothing is recorded as replaced.
+	waitKeyPair(t, key, "delete refused", func(k *kupenstackv1.KeyPair) bool {
+		c := meta.FindStatusCondition(k.Status.Conditions, kupenstackv1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "conflict")
+	})
+	if got := waitKeyPair(t, key, "read", func(*kupenstackv1.KeyPair) bool { return true }); got.Status.Resource.Fingerprint != "" {
+		t.Errorf("heal recorded %q while the failed resource's delete was refused", got.Status.Resource.Fingerprint)
+	}
+	got := waitKeyPair(t, key, "replaced", func(k *kupenstackv1.KeyPair) bool {
+		return k.Status.ID != "" && k.Status.ID != first && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
+	})
+	if got.Status.Resource.Fingerprint != "heals=1" {
+		t.Errorf("after three refused deletes and one replacement the heal count is %q, want heals=1", got.Status.Resource.Fingerprint)
 	}
 }

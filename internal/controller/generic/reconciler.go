@@ -114,8 +114,8 @@ type Watch struct {
 type Healer[O Object, R any] interface {
 	// Failure says why res has failed and needs replacing; "" when it has not.
 	Failure(obj O, res *R) string
-	// Heal decides about a failure. When it says Replace, it has recorded the restart in obj's
-	// status; the engine then deletes the failed resource and creates a new one.
+	// Heal decides about a failure. When it says Replace, the engine deletes the failed resource,
+	// calls the decision's Record and creates a new one.
 	Heal(obj O, failure string, now time.Time) HealDecision
 }
 
@@ -139,6 +139,10 @@ type HealDecision struct {
 	After time.Duration
 	// Message says what happened and what comes next, for the Event and the conditions.
 	Message string
+	// Record, with Replace, writes the replacement into the object's status (a VM's restart
+	// count). The engine calls it once the failed resource is deleted, so a delete that fails
+	// and is retried records nothing.
+	Record func()
 }
 
 // Reconciler runs a Kind's Actuator.
@@ -305,6 +309,7 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 			if !d.Replace {
 				return nil, notReplaced(d)
 			}
+			d.record()
 			heals.WithLabelValues(r.Name).Inc()
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate", "%s", d.Message)
 		} else {
@@ -366,13 +371,21 @@ func (r *Reconciler[O, R]) heal(ctx context.Context, s Scope, obj O, res *R, d H
 		return notReplaced(d)
 	}
 	if err := r.Actuator.Delete(ctx, s, res); err != nil && !openstack.IsNotFound(err) {
-		return errorOutcome(err)
+		r.Actuator.Observe(obj, res)
+		return errorOutcome(fmt.Errorf("replacing the failed %s %s: %w", r.Name, r.Actuator.ID(res), err))
 	}
+	d.record()
 	heals.WithLabelValues(r.Name).Inc()
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "Replacing", "Replace", "%s", d.Message)
 	r.Actuator.Observe(obj, res)
 	obj.GetManagedStatus().ID = ""
 	return outcome{state: conditions.State{Waiting: d.Message}, requeue: time.Second}
+}
+
+func (d HealDecision) record() {
+	if d.Record != nil {
+		d.Record()
+	}
 }
 
 // notReplaced is the outcome of a failure that is not (yet) repaired: backing off, or left as

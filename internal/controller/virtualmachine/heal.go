@@ -37,7 +37,8 @@ func (b Backoff) delay(consecutive int32) time.Duration {
 }
 
 // decide is the heal state machine: given the VM's restart policy and restart history, replace
-// the failed server now (recording the restart in the status), later, or never.
+// the failed server now (its Record writes the restart into the status once the server is
+// deleted), later, or never.
 func (b Backoff) decide(vm *kupenstackv1.VirtualMachine, failure string, now time.Time) generic.HealDecision {
 	st := &vm.Status
 	if vm.Spec.RestartPolicy == kupenstackv1.RestartPolicyNever {
@@ -52,12 +53,14 @@ func (b Backoff) decide(vm *kupenstackv1.VirtualMachine, failure string, now tim
 				failure, wait.Round(time.Second), st.ConsecutiveFailures)}
 		}
 	}
-	st.RestartCount++
-	st.ConsecutiveFailures++
-	st.LastRestartTime = &metav1.Time{Time: now}
-	st.LastFailureReason = failure
-	st.AppliedPowerState = kupenstackv1.PowerStateRunning // a new server starts running
-	return generic.HealDecision{Replace: true, Message: fmt.Sprintf("%s; replacing it (restart %d)", failure, st.RestartCount)}
+	return generic.HealDecision{Replace: true, Message: fmt.Sprintf("%s; replacing it (restart %d)", failure, st.RestartCount+1),
+		Record: func() {
+			st.RestartCount++
+			st.ConsecutiveFailures++
+			st.LastRestartTime = &metav1.Time{Time: now}
+			st.LastFailureReason = failure
+			st.AppliedPowerState = kupenstackv1.PowerStateRunning // a new server starts running
+		}}
 }
 
 // portReleaseTimeout bounds how long after a replacement decision a busy port is taken to be

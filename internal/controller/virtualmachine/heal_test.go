@@ -72,6 +72,13 @@ func TestHealDecisions(t *testing.T) {
 			if !strings.Contains(d.Message, "server x went to ERROR") {
 				t.Errorf("message %q does not say what failed", d.Message)
 			}
+			if tc.replace {
+				// Nothing is recorded until the engine has deleted the failed server.
+				if vm.Status.RestartCount != tc.status.RestartCount || d.Record == nil {
+					t.Fatalf("restart recorded before the failed server was deleted: %+v (Record set: %v)", vm.Status, d.Record != nil)
+				}
+				d.Record()
+			}
 			if vm.Status.RestartCount != tc.restarts || vm.Status.ConsecutiveFailures != tc.consecutive {
 				t.Errorf("restarts %d consecutive %d, want %d %d", vm.Status.RestartCount, vm.Status.ConsecutiveFailures, tc.restarts, tc.consecutive)
 			}

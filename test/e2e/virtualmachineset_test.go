@@ -127,7 +127,9 @@ func TestVirtualMachineSet(t *testing.T) {
 			return err
 		}
 		if vm.Status.RestartCount != 1 || vm.Status.ID == victim.Status.ID || !conditions.IsReady(vm.Status.Conditions, vm.Generation) {
-			return fmt.Errorf("restarts %d, id %s", vm.Status.RestartCount, vm.Status.ID)
+			// The last failure says why a count above 1 replaced the server again.
+			return fmt.Errorf("restarts %d, id %s, last failure %q, resource %+v", vm.Status.RestartCount, vm.Status.ID,
+				vm.Status.LastFailureReason, vm.Status.Resource)
 		}
 		return nil
 	})

@@ -145,7 +145,12 @@ func (r *Reconciler) reconcile(ctx context.Context, set *kupenstackv1.VirtualMac
 	if set.Spec.Replicas != nil {
 		replicas = *set.Spec.Replicas
 	}
-	p := planFor(set.Spec.Strategy, int(replicas), members)
+	p, err := planFor(set.Spec.Strategy, int(replicas), members)
+	if err != nil {
+		// A bound stored before admission checked it: the set waits for a fix and touches no VM.
+		r.Recorder.Eventf(set, nil, corev1.EventTypeWarning, kupenstackv1.ReasonInvalidConfiguration, "Reconcile", "%v", err)
+		return invalid(err.Error()), 0, nil
+	}
 	for _, name := range p.delete {
 		if err := r.Client.Delete(ctx, byName[name]); client.IgnoreNotFound(err) != nil {
 			return conditions.State{}, 0, err

@@ -1,14 +1,19 @@
 package virtualmachineset
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -203,5 +208,143 @@ func TestSelectorMustMatchTemplate(t *testing.T) {
 	var list kupenstackv1.VirtualMachineList
 	if err := env.Client.List(env.Ctx, &list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
 		t.Fatalf("VMs made for a bad set: %d (%v)", len(list.Items), err)
+	}
+}
+
+// withRelaxedMaxSurge runs write with the VirtualMachineSet CRD as it was before maxSurge was
+// checked at admission (any number or string stored), then puts the real CRD back and waits
+// until the API server refuses a bad value again.
+func withRelaxedMaxSurge(t *testing.T, write func() error) {
+	t.Helper()
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	key := client.ObjectKey{Name: "virtualmachinesets.kupenstack.io"}
+	if err := env.Client.Get(env.Ctx, key, crd); err != nil {
+		t.Fatal(err)
+	}
+	path := []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "strategy", "properties",
+		"rollingUpdate", "properties", "maxSurge"}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	strict, _, _ := unstructured.NestedMap(versions[0].(map[string]any), path...)
+	if strict == nil {
+		t.Fatal("no maxSurge in the CRD's schema")
+	}
+	setSchema := func(s map[string]any) {
+		t.Helper()
+		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "updating the VirtualMachineSet CRD", func() error {
+			if err := env.Client.Get(env.Ctx, key, crd); err != nil {
+				return err
+			}
+			vs, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			_ = unstructured.SetNestedMap(vs[0].(map[string]any), s, path...)
+			_ = unstructured.SetNestedSlice(crd.Object, vs, "spec", "versions")
+			return env.Client.Update(env.Ctx, crd)
+		})
+	}
+	setSchema(map[string]any{"x-kubernetes-int-or-string": true})
+	defer func() {
+		setSchema(strict)
+		probe := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Spec: kupenstackv1.VirtualMachineSetSpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
+			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "probe"}}},
+			Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy,
+				RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{MaxSurge: ptr(intstr.FromString("abc"))}},
+		}}
+		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "the strict CRD back in force", func() error {
+			if err := env.Client.Create(env.Ctx, probe, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "maxSurge must be") {
+				return fmt.Errorf("a bad maxSurge is still accepted (%v)", err)
+			}
+			return nil
+		})
+	}()
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "a bad value stored", write)
+}
+
+// TestBadStoredMaxSurgeDegrades: a maxSurge stored before admission checked it ("abc" used to
+// count as 0, "-5" as a negative surge) leaves the set Degraded with a reason naming the field
+// and a Warning Event, and the set touches none of its VMs; a corrected value lets it go on.
+func TestBadStoredMaxSurgeDegrades(t *testing.T) {
+	env.Require(t)
+	ns := "vmset-badsurge"
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	two := int32(2)
+	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Replicas: &two,
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		Template: kupenstackv1.VirtualMachineTemplate{
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "db"}},
+			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
+		},
+		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
+			MaxSurge: ptr(intstr.FromInt32(1)), MaxUnavailable: ptr(intstr.FromInt32(0))}},
+	}}
+	if err := env.Client.Create(env.Ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, set, 2)
+	before := vms(t, set)
+
+	// A new template and a bad maxSurge stored together: a rollout is due, but nothing may move.
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kupenstackv1.GroupVersion.WithKind("VirtualMachineSet"))
+	withRelaxedMaxSurge(t, func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(set), u); err != nil {
+			return err
+		}
+		_ = unstructured.SetNestedField(u.Object, "abc", "spec", "strategy", "rollingUpdate", "maxSurge")
+		_ = unstructured.SetNestedField(u.Object, "v2", "spec", "template", "spec", "imageRef")
+		return env.Client.Update(env.Ctx, u)
+	})
+	var d *metav1.Condition
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "the set Degraded", func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(set), set); err != nil {
+			return err
+		}
+		if d = meta.FindStatusCondition(set.Status.Conditions, kupenstackv1.ConditionDegraded); d == nil ||
+			d.Status != metav1.ConditionTrue || d.ObservedGeneration != set.Generation {
+			return fmt.Errorf("Degraded %+v", d)
+		}
+		return nil
+	})
+	if d.Reason != kupenstackv1.ReasonInvalidConfiguration ||
+		!strings.Contains(d.Message, `spec.strategy.rollingUpdate.maxSurge: "abc" is not a number from 0 to 1000 or a percentage`) {
+		t.Fatalf("Degraded = %+v, want InvalidConfiguration naming spec.strategy.rollingUpdate.maxSurge", d)
+	}
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "a Warning Event", func() error {
+		var events eventsv1.EventList
+		if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == set.Name && e.Type == corev1.EventTypeWarning && e.Reason == kupenstackv1.ReasonInvalidConfiguration &&
+				strings.Contains(e.Note, "maxSurge") {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d Events", len(events.Items))
+	})
+	time.Sleep(time.Second) // room for a wrong create or delete
+	after := vms(t, set)
+	if len(after) != len(before) {
+		t.Fatalf("the set went from %d to %d VMs with an invalid maxSurge", len(before), len(after))
+	}
+	for i := range after {
+		if after[i].Name != before[i].Name {
+			t.Fatalf("VMs changed with an invalid maxSurge: %s, was %s", after[i].Name, before[i].Name)
+		}
+	}
+
+	// Corrected, the rollout goes on.
+	set.Spec.Strategy.RollingUpdate.MaxSurge = ptr(intstr.FromInt32(1))
+	if err := env.Client.Update(env.Ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, set, 2)
+	for _, vm := range vms(t, set) {
+		if vm.Spec.ImageRef != "v2" {
+			t.Errorf("VM %s still has image %s", vm.Name, vm.Spec.ImageRef)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package virtualmachineset
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -28,8 +29,10 @@ type plan struct {
 }
 
 // bounds resolves maxSurge (rounded up) and maxUnavailable (rounded down) against replicas,
-// defaulting both to 25%; both 0 would block every update, so unavailable becomes 1.
-func bounds(s kupenstackv1.VirtualMachineSetStrategy, replicas int) (surge, unavailable int) {
+// defaulting both to 25%; both 0 would block every update, so unavailable becomes 1. A value
+// admission would refuse (stored before admission checked it: "abc", "-5", "150%" for
+// maxUnavailable) is an error naming the field, never quietly 0 or a negative bound.
+func bounds(s kupenstackv1.VirtualMachineSetStrategy, replicas int) (surge, unavailable int, err error) {
 	def := intstr.FromString("25%")
 	maxSurge, maxUnavailable := &def, &def
 	if ru := s.RollingUpdate; ru != nil {
@@ -40,27 +43,46 @@ func bounds(s kupenstackv1.VirtualMachineSetStrategy, replicas int) (surge, unav
 			maxUnavailable = ru.MaxUnavailable
 		}
 	}
-	surge = scaled(maxSurge, replicas, true)
-	unavailable = scaled(maxUnavailable, replicas, false)
+	if surge, err = scaled(maxSurge, replicas, true, maxSurgePercent); err != nil {
+		return 0, 0, fmt.Errorf("spec.strategy.rollingUpdate.maxSurge: %w", err)
+	}
+	if unavailable, err = scaled(maxUnavailable, replicas, false, maxUnavailablePercent); err != nil {
+		return 0, 0, fmt.Errorf("spec.strategy.rollingUpdate.maxUnavailable: %w", err)
+	}
 	if surge == 0 && unavailable == 0 {
 		unavailable = 1
 	}
-	return surge, unavailable
+	return surge, unavailable, nil
 }
 
-func scaled(v *intstr.IntOrString, replicas int, roundUp bool) int {
+// The bounds admission applies (the CRD's CEL rules): a number 0-1000, or a percentage up to
+// 1000% for maxSurge and up to 100% for maxUnavailable.
+const (
+	maxBoundNumber        = 1000
+	maxSurgePercent       = 1000
+	maxUnavailablePercent = 100
+)
+
+// scaled resolves a number or a percentage of replicas, parsed as strictly as admission does:
+// digits only, a trailing % for a percentage.
+func scaled(v *intstr.IntOrString, replicas int, roundUp bool, maxPercent int) (int, error) {
 	if v.Type == intstr.Int {
-		return v.IntValue()
+		if n := v.IntValue(); n < 0 || n > maxBoundNumber {
+			return 0, fmt.Errorf("%d is not a number from 0 to %d; correct it", n, maxBoundNumber)
+		}
+		return v.IntValue(), nil
 	}
-	pct, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-	if err != nil {
-		return 0
+	digits, isPercent := strings.CutSuffix(v.StrVal, "%")
+	pct, err := strconv.Atoi(digits)
+	if !isPercent || err != nil || digits == "" || strings.TrimLeft(digits, "0123456789") != "" || pct > maxPercent {
+		return 0, fmt.Errorf("%q is not a number from 0 to %d or a percentage from 0%% to %d%%; correct it",
+			v.StrVal, maxBoundNumber, maxPercent)
 	}
 	f := float64(pct) * float64(replicas) / 100
 	if roundUp {
-		return int(math.Ceil(f))
+		return int(math.Ceil(f)), nil
 	}
-	return int(math.Floor(f))
+	return int(math.Floor(f)), nil
 }
 
 // removalOrder sorts VMs to delete first: old before updated, unready before ready, newest first
@@ -78,8 +100,17 @@ func removalOrder(ms []member) {
 	})
 }
 
-// planFor computes one pass of the rollout state machine from the set's members.
-func planFor(strategy kupenstackv1.VirtualMachineSetStrategy, replicas int, members []member) plan {
+// planFor computes one pass of the rollout state machine from the set's members. An invalid
+// rolling-update bound is an error whatever the pass would do: the set then touches no member
+// until the value is corrected.
+func planFor(strategy kupenstackv1.VirtualMachineSetStrategy, replicas int, members []member) (plan, error) {
+	var surge, maxUnavailable int
+	if strategy.Type != kupenstackv1.RecreateStrategy {
+		var err error
+		if surge, maxUnavailable, err = bounds(strategy, replicas); err != nil {
+			return plan{}, err
+		}
+	}
 	var updated, old []member
 	for _, m := range members {
 		if m.updated {
@@ -94,15 +125,14 @@ func planFor(strategy kupenstackv1.VirtualMachineSetStrategy, replicas int, memb
 			for _, m := range old {
 				p.delete = append(p.delete, m.name)
 			}
-			return p
+			return p, nil
 		}
-		return scale(replicas, updated)
+		return scale(replicas, updated), nil
 	}
 	if len(old) == 0 {
-		return scale(replicas, updated)
+		return scale(replicas, updated), nil
 	}
 
-	surge, maxUnavailable := bounds(strategy, replicas)
 	// Surge: new VMs up to replicas+surge in total.
 	if room := replicas + surge - len(members); room > 0 {
 		p.create = min(room, max(replicas-len(updated), 0))
@@ -128,7 +158,7 @@ func planFor(strategy kupenstackv1.VirtualMachineSetStrategy, replicas int, memb
 	}
 	// Never go below replicas in total because of old VMs that were unavailable anyway: the
 	// creations above make up for them.
-	return p
+	return p, nil
 }
 
 // scale keeps exactly replicas VMs of the current template.

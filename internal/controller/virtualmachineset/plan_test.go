@@ -3,6 +3,7 @@ package virtualmachineset
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +25,63 @@ func TestBounds(t *testing.T) {
 		{ptr(intstr.FromString("100%")), ptr(intstr.FromInt32(0)), 3, 3, 0},
 	} {
 		s := kupenstackv1.VirtualMachineSetStrategy{RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{MaxSurge: tc.surge, MaxUnavailable: tc.unavailable}}
-		if s2, u := bounds(s, tc.replicas); s2 != tc.wantS || u != tc.wantU {
-			t.Errorf("bounds(%v, %v, %d) = %d, %d; want %d, %d", tc.surge, tc.unavailable, tc.replicas, s2, u, tc.wantS, tc.wantU)
+		if s2, u, err := bounds(s, tc.replicas); err != nil || s2 != tc.wantS || u != tc.wantU {
+			t.Errorf("bounds(%v, %v, %d) = %d, %d, %v; want %d, %d", tc.surge, tc.unavailable, tc.replicas, s2, u, err, tc.wantS, tc.wantU)
 		}
+	}
+}
+
+// TestBoundsRefuseBadValues: values admission refuses, stored before it checked them, used to
+// become 0 ("abc") or a negative bound ("-5", -5): an error naming the field now, like admission.
+func TestBoundsRefuseBadValues(t *testing.T) {
+	str, num := intstr.FromString, func(n int32) intstr.IntOrString { return intstr.FromInt32(n) }
+	for _, tc := range []struct {
+		surge, unavailable intstr.IntOrString
+		wantErr            string // "" = valid
+	}{
+		{str("abc"), num(1), `maxSurge: "abc" is not a number from 0 to 1000 or a percentage from 0% to 1000%`},
+		{num(1), str("abc"), `maxUnavailable: "abc" is not a number from 0 to 1000 or a percentage from 0% to 100%`},
+		{str("-5"), num(1), `maxSurge: "-5" is not`},
+		{str("-5%"), num(1), `maxSurge: "-5%" is not`},
+		{str("+5%"), num(1), `maxSurge: "+5%" is not`},
+		{num(-5), num(1), "maxSurge: -5 is not a number from 0 to 1000"},
+		{num(1), num(-1), "maxUnavailable: -1 is not a number from 0 to 1000"},
+		{num(1001), num(1), "maxSurge: 1001 is not"},
+		{str("5"), num(1), `maxSurge: "5" is not`}, // a string without % is neither
+		{str("%"), num(1), `maxSurge: "%" is not`},
+		{str(""), num(1), `maxSurge: "" is not`},
+		{str(" 5%"), num(1), `maxSurge: " 5%" is not`},
+		{str("5.5%"), num(1), `maxSurge: "5.5%" is not`},
+		{str("99999999999999999999%"), num(1), `maxSurge: "99999999999999999999%" is not`},
+		{num(1), str("150%"), `maxUnavailable: "150%" is not a number from 0 to 1000 or a percentage from 0% to 100%`},
+		{str("1001%"), num(1), `maxSurge: "1001%" is not`},
+		{str("150%"), num(1), ""}, // a surge may be above 100%
+		{str("1000%"), str("100%"), ""},
+		{num(1000), num(0), ""},
+		{str("0%"), num(1), ""},
+	} {
+		s := kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
+			MaxSurge: ptr(tc.surge), MaxUnavailable: ptr(tc.unavailable)}}
+		surge, unavailable, err := bounds(s, 4)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("bounds(%v, %v): %v", tc.surge.String(), tc.unavailable.String(), err)
+		case tc.wantErr == "":
+		case err == nil:
+			t.Errorf("bounds(%v, %v) = %d, %d; want an error", tc.surge.String(), tc.unavailable.String(), surge, unavailable)
+		case !strings.Contains(err.Error(), "spec.strategy.rollingUpdate."+tc.wantErr):
+			t.Errorf("bounds(%v, %v): %q; want it to contain %q", tc.surge.String(), tc.unavailable.String(), err, tc.wantErr)
+		}
+		// The plan refuses too, whatever the pass would have done (here: scale up an empty set).
+		if _, err := planFor(s, 3, nil); (err == nil) != (tc.wantErr == "") {
+			t.Errorf("planFor with (%v, %v): error %v", tc.surge.String(), tc.unavailable.String(), err)
+		}
+	}
+	// Recreate does not use the bounds: a stale rollingUpdate does not stop it.
+	recreate := kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RecreateStrategy,
+		RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{MaxSurge: ptr(str("abc"))}}
+	if p, err := planFor(recreate, 2, nil); err != nil || p.create != 2 {
+		t.Errorf("Recreate with a stale maxSurge: %+v, %v", p, err)
 	}
 }
 
@@ -78,7 +133,10 @@ func TestPlan(t *testing.T) {
 		{"recreate: then new", recreate, 2, "N", 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := planFor(tc.strategy, tc.replicas, members(tc.members))
+			p, err := planFor(tc.strategy, tc.replicas, members(tc.members))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if p.create != tc.create || !slices.Equal(p.delete, tc.delete) {
 				t.Errorf("plan = create %d delete %v; want create %d delete %v", p.create, p.delete, tc.create, tc.delete)
 			}
@@ -101,7 +159,10 @@ func TestRollingUpdateConverges(t *testing.T) {
 			for i := range ms {
 				ms[i].available, ms[i].ready = true, true // whatever was starting is now available
 			}
-			p := planFor(s, replicas, ms)
+			p, err := planFor(s, replicas, ms)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if p.create == 0 && len(p.delete) == 0 {
 				break
 			}

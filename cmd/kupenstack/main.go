@@ -55,6 +55,16 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		}
 		return def
 	}
+	// A bad environment value is an error at start-up, naming the variable, even when a flag
+	// overrides it: it used to fall back to the default without a word.
+	var envErrs []error
+	envDuration := func(name string, def time.Duration) time.Duration {
+		d, err := parseEnvDuration(getenv, name, def)
+		if err != nil {
+			envErrs = append(envErrs, err)
+		}
+		return d
+	}
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", env("KUPENSTACK_METRICS_ADDR", ":8080"),
 		"address of the Prometheus metrics endpoint; 0 turns it off [KUPENSTACK_METRICS_ADDR]")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", env("KUPENSTACK_PROBE_ADDR", ":8081"),
@@ -67,12 +77,12 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"namespace/name of the Secret whose clouds.yaml key holds the admin credentials [KUPENSTACK_CLOUD_SECRET]")
 	fs.StringVar(&o.cloudName, "cloud", env("KUPENSTACK_CLOUD", "openstack"),
 		"which cloud of that clouds.yaml to manage [KUPENSTACK_CLOUD]")
-	fs.DurationVar(&o.resyncPeriod, "resync-period", envDuration(getenv, "KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
-		"default period of the drift check of OpenStack resources; 0 turns it off [KUPENSTACK_RESYNC_PERIOD]")
-	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration(getenv, "KUPENSTACK_VM_HEALTH_PERIOD", 5*time.Second),
-		"how often each project's servers are checked for failed or vanished VMs: one list of the servers changed since the previous check, a full list every --resync-period [KUPENSTACK_VM_HEALTH_PERIOD]")
-	fs.DurationVar(&o.validationPeriod, "validation-period", envDuration(getenv, "KUPENSTACK_VALIDATION_PERIOD", time.Minute),
-		"how often the validation agent probes each OpenStack service; 0 turns it off [KUPENSTACK_VALIDATION_PERIOD]")
+	fs.DurationVar(&o.resyncPeriod, "resync-period", envDuration("KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
+		"default period of the drift check of OpenStack resources: 0 turns it off, otherwise at least 1s [KUPENSTACK_RESYNC_PERIOD]")
+	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration("KUPENSTACK_VM_HEALTH_PERIOD", 5*time.Second),
+		"how often each project's servers are checked for failed or vanished VMs: one list of the servers changed since the previous check, a full list every --resync-period; at least 1s [KUPENSTACK_VM_HEALTH_PERIOD]")
+	fs.DurationVar(&o.validationPeriod, "validation-period", envDuration("KUPENSTACK_VALIDATION_PERIOD", time.Minute),
+		"how often the validation agent probes each OpenStack service: 0 turns it off, otherwise at least 1s [KUPENSTACK_VALIDATION_PERIOD]")
 	fs.StringVar(&o.domainID, "project-domain", env("KUPENSTACK_PROJECT_DOMAIN", "default"),
 		"ID of the Keystone domain in which namespaces' projects are created [KUPENSTACK_PROJECT_DOMAIN]")
 	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
@@ -95,6 +105,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
+	if err := errors.Join(append(envErrs, o.checkBounds())...); err != nil {
+		return o, nil, err // every mistake at once, one per line
+	}
 	if _, err := o.cloudSecretKey(); err != nil {
 		return o, nil, err
 	}
@@ -107,11 +120,50 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	return o, zapOpts, nil
 }
 
-func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(getenv(name)); err == nil {
-		return d
+// parseEnvDuration reads a duration from the environment variable name: def when it is unset or
+// empty, an error naming the variable when it is not a duration.
+func parseEnvDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
 	}
-	return def
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return def, fmt.Errorf("environment variable %s=%q is not a duration (like 90s, 10m or 1h)", name, v)
+	}
+	return d, nil
+}
+
+// minPeriod is the shortest period the operator accepts: shorter ones are a hot loop against the
+// OpenStack APIs, not a setting.
+const minPeriod = time.Second
+
+// checkBounds refuses settings that would make the operator spin or stop: periods below
+// minPeriod (where 0 does not mean off), no workers, no OpenStack request rate.
+func (o options) checkBounds() error {
+	var errs []error
+	period := func(flag, env string, d time.Duration, zeroIsOff bool) {
+		switch {
+		case d == 0 && zeroIsOff:
+		case d < minPeriod && zeroIsOff:
+			errs = append(errs, fmt.Errorf("--%s (%s) %v: must be 0 (off) or at least %v", flag, env, d, minPeriod))
+		case d < minPeriod:
+			errs = append(errs, fmt.Errorf("--%s (%s) %v: must be at least %v", flag, env, d, minPeriod))
+		}
+	}
+	period("resync-period", "KUPENSTACK_RESYNC_PERIOD", o.resyncPeriod, true)
+	period("vm-health-period", "KUPENSTACK_VM_HEALTH_PERIOD", o.vmHealthPeriod, false)
+	period("validation-period", "KUPENSTACK_VALIDATION_PERIOD", o.validationPeriod, true)
+	if o.workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers %d: must be at least 1", o.workers))
+	}
+	if !(o.apiQPS > 0) { // NaN too
+		errs = append(errs, fmt.Errorf("--openstack-qps %v: must be more than 0 (0 would block every OpenStack request)", o.apiQPS))
+	}
+	if o.apiBurst < 1 {
+		errs = append(errs, fmt.Errorf("--openstack-burst %d: must be at least 1", o.apiBurst))
+	}
+	return errors.Join(errs...)
 }
 
 func (o options) cloudSecretKey() (types.NamespacedName, error) {

@@ -39,7 +39,16 @@ var blockedRanges = func() []blockedRange {
 		{"shared address space (carrier-grade NAT)", "100.64.0.0/10"},
 		{"unspecified or this-network", "0.0.0.0/8 ::/128"},
 		{"multicast", "224.0.0.0/4 ff00::/8"},
+		// 64:ff9b:1::/48 is the local-use NAT64 prefix (RFC 8215): it translates to whatever IPv4
+		// addresses the site chooses, internal ones included. 2002::/16 is 6to4 (RFC 3056,
+		// deprecated by RFC 7526): an address there embeds an IPv4 address (2002:a9fe:a9fe:: is
+		// 169.254.169.254's) that a relay or the host itself may reach, so it is a way around the
+		// IPv4 rules and has no use for an image source. The well-known NAT64 prefix
+		// 64:ff9b::/96 (RFC 6052) is not blocked outright, as IPv6-only clusters reach public IPv4
+		// mirrors through it (DNS64): its addresses are checked as the IPv4 address they embed
+		// (see embeddedIPv4).
 		{"reserved", "240.0.0.0/4 192.0.0.0/24 198.18.0.0/15 64:ff9b:1::/48"},
+		{"6to4 (2002::/16, which embeds IPv4 addresses)", "2002::/16"},
 	} {
 		for _, c := range strings.Fields(r.cidrs) {
 			out = append(out, blockedRange{netip.MustParsePrefix(c), r.rule})
@@ -47,6 +56,19 @@ var blockedRanges = func() []blockedRange {
 	}
 	return out
 }()
+
+// nat64WellKnown is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a9fe:a9fe is
+// 169.254.169.254 through the cluster's NAT64 gateway.
+var nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
+
+// embeddedIPv4 returns the IPv4 address a well-known NAT64 address stands for.
+func embeddedIPv4(addr netip.Addr) (netip.Addr, bool) {
+	if !addr.Is6() || !nat64WellKnown.Contains(addr) {
+		return netip.Addr{}, false
+	}
+	b := addr.As16()
+	return netip.AddrFrom4([4]byte(b[12:])), true
+}
 
 // SourcePolicy says which addresses image downloads may reach beyond public ones.
 type SourcePolicy struct {
@@ -73,26 +95,32 @@ type blockedError struct{ msg string }
 
 func (e *blockedError) Error() string { return e.msg }
 
-func blockedAddress(host string, addr netip.Addr, rule string) *blockedError {
+func blockedAddress(host string, addr netip.Addr, rule, via string) *blockedError {
 	what := addr.String()
 	if host != "" && host != what {
 		what = host + " (" + what + ")"
 	}
-	return &blockedError{fmt.Sprintf("image sources may not be %s addresses: %s is one (an admin can allow "+
-		"a range with the operator's --image-source-allowed-cidrs)", rule, what)}
+	return &blockedError{fmt.Sprintf("image sources may not be %s addresses: %s is one%s (an admin can allow "+
+		"a range with the operator's --image-source-allowed-cidrs)", rule, what, via)}
 }
 
-// check returns a *blockedError when addr may not be reached.
+// check returns a *blockedError when addr may not be reached. The allowed ranges come first,
+// then the rules; a well-known NAT64 address is judged as the IPv4 address it stands for.
 func (p SourcePolicy) check(host string, addr netip.Addr) error {
 	addr = addr.Unmap()
+	inner, nat64 := embeddedIPv4(addr)
+	via := ""
+	if nat64 {
+		via = " through NAT64 (" + inner.String() + ")"
+	}
 	for _, a := range p.Allowed {
-		if a.Contains(addr) {
+		if a.Contains(addr) || nat64 && a.Contains(inner) {
 			return nil
 		}
 	}
 	for _, b := range blockedRanges {
-		if b.prefix.Contains(addr) {
-			return blockedAddress(host, addr, b.rule)
+		if b.prefix.Contains(addr) || nat64 && b.prefix.Contains(inner) {
+			return blockedAddress(host, addr, b.rule, via)
 		}
 	}
 	return nil

@@ -45,6 +45,15 @@ func TestSourcePolicy(t *testing.T) {
 		{mirror, "10.1.2.3", ""},
 		{mirror, "10.2.2.3", "private"},
 		{mirror, "169.254.169.254", "link-local"},
+		// IPv4 addresses inside IPv6 ones: 6to4 always refused, well-known NAT64 as its IPv4.
+		{deflt, "2002:a9fe:a9fe::1", "6to4"},        // 169.254.169.254 by 6to4
+		{deflt, "2002:cb00:7107::1", "6to4"},        // even a public one: no use for an image source
+		{deflt, "64:ff9b::a9fe:a9fe", "link-local"}, // 169.254.169.254 through NAT64
+		{deflt, "64:ff9b::7f00:1", "loopback"},
+		{deflt, "64:ff9b::a60:1", "private"},
+		{deflt, "64:ff9b::cb00:7107", ""}, // 203.0.113.7: public, as an IPv6-only cluster with DNS64 reaches it
+		{deflt, "64:ff9b:1::a9fe:a9fe", "reserved"},
+		{mirror, "64:ff9b::a01:203", ""}, // 10.1.2.3, an allowed mirror through NAT64
 	} {
 		err := tt.p.check("", netip.MustParseAddr(tt.addr))
 		switch {
@@ -52,6 +61,18 @@ func TestSourcePolicy(t *testing.T) {
 			t.Errorf("%s refused: %v", tt.addr, err)
 		case tt.wantRule != "" && (err == nil || !strings.Contains(err.Error(), "may not be "+tt.wantRule)):
 			t.Errorf("%s: %v, want the %s rule", tt.addr, err, tt.wantRule)
+		case err != nil:
+			if _, ok := blocked(err); !ok {
+				t.Errorf("%s: %T is not a refusal by the policy", tt.addr, err)
+			}
+		}
+	}
+	for addr, want := range map[string]string{
+		"64:ff9b::a9fe:a9fe": "image sources may not be link-local (cloud metadata) addresses: 64:ff9b::a9fe:a9fe is one through NAT64 (169.254.169.254)",
+	} {
+		p := SourcePolicy{}
+		if err := p.check("", netip.MustParseAddr(addr)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", addr, err, want)
 		}
 	}
 	if err := deflt.checkURL(context.Background(), &url.URL{Scheme: "http", Host: "localhost:8080"}); err == nil ||

@@ -38,11 +38,13 @@ func TestChartFlags(t *testing.T) {
 			"metrics":                map[string]any{"port": 9090},
 			"healthProbe":            map[string]any{"port": 9091},
 			"chartLocalPathPrefixes": []any{"/srv/osh"},
+			"imageSources":           map[string]any{"allowedCIDRs": []any{"10.1.0.0/16", "fd00:1::/64"}, "blockedCIDRs": []any{"198.51.100.0/24"}},
 		}, options{
 			metricsAddr: ":9090", probeAddr: ":9091", leaderElect: false, leaderElectionNS: "ops",
 			cloudSecret: "ops/creds", cloudName: "prod", resyncPeriod: 90 * time.Second,
 			vmHealthPeriod: 45 * time.Second, validationPeriod: 2 * time.Minute, workers: 7, lcm: "off", domainID: "d1", memberRole: "r1",
 			apiQPS: 5.5, apiBurst: 9, notificationsURL: "from Secret bus key amqpURL", chartCacheDir: "/tmp/kupenstack-charts", chartLocalPaths: "/srv/osh",
+			imageSourcesAllowed: "10.1.0.0/16,fd00:1::/64", imageSourcesBlocked: "198.51.100.0/24",
 		}, true},
 		{"notifications URL in values", map[string]any{
 			"notifications": map[string]any{"url": "amqp://u:p@127.0.0.1:5672/"},
@@ -136,6 +138,10 @@ func TestChartValuesSchema(t *testing.T) {
 		{"logLevel": "verbose"},
 		{"replicas": 2},
 		{"cloud": map[string]any{"secret": "creds"}},
+		{"imageSources": map[string]any{"blockedCIDRs": "10.96.0.0/12"}}, // a list, not a string
+		{"imageSources": map[string]any{"blockedCIDRs": []any{"10.96.0.0/12,10.244.0.0/16"}}},
+		{"imageSources": map[string]any{"blockedCIDRs": []any{"10.96.0.1"}}}, // no prefix length
+		{"imageSources": map[string]any{"blocked": []any{"10.96.0.0/12"}}},
 	} {
 		if _, err := chart.Render("kupenstack", "ops", bad); err == nil {
 			t.Errorf("values %v accepted", bad)

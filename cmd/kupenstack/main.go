@@ -44,6 +44,7 @@ type options struct {
 	apiQPS                 float64
 	apiBurst               int
 	imageSourcesAllowed    string
+	imageSourcesBlocked    string
 	chartLocalPaths        string
 }
 
@@ -98,6 +99,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	fs.IntVar(&o.apiBurst, "openstack-burst", 40, "burst of OpenStack API requests above --openstack-qps")
 	fs.StringVar(&o.imageSourcesAllowed, "image-source-allowed-cidrs", env("KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS", ""),
 		"comma-separated CIDRs that Image downloads may reach although they are loopback, link-local, private or otherwise not public (a mirror on an internal network; the HTTP proxy's address); default none [KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS]")
+	fs.StringVar(&o.imageSourcesBlocked, "image-source-blocked-cidrs", env("KUPENSTACK_IMAGE_SOURCE_BLOCKED_CIDRS", ""),
+		"comma-separated CIDRs that Image downloads may never reach, even when --image-source-allowed-cidrs includes them: the cluster's Service and pod ranges when they are public addresses; default none [KUPENSTACK_IMAGE_SOURCE_BLOCKED_CIDRS]")
 	fs.StringVar(&o.chartLocalPaths, "chart-local-path-prefixes", env("KUPENSTACK_CHART_LOCAL_PATH_PREFIXES", strings.Join(helm.DefaultLocalPathPrefixes, ",")),
 		"comma-separated absolute directories under which a KupenstackConfiguration's charts.localPath may lie (symbolic links resolved); / allows any, an empty value none [KUPENSTACK_CHART_LOCAL_PATH_PREFIXES]")
 	zapOpts := &zap.Options{}
@@ -111,8 +114,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	if _, err := o.cloudSecretKey(); err != nil {
 		return o, nil, err
 	}
-	if _, err := image.ParseCIDRs(o.imageSourcesAllowed); err != nil {
-		return o, nil, fmt.Errorf("--image-source-allowed-cidrs: %w", err)
+	if _, err := o.imageSources(); err != nil {
+		return o, nil, err
 	}
 	if _, err := helm.ParseLocalPathPrefixes(o.chartLocalPaths); err != nil {
 		return o, nil, fmt.Errorf("--chart-local-path-prefixes: %w", err)
@@ -166,6 +169,19 @@ func (o options) checkBounds() error {
 	return errors.Join(errs...)
 }
 
+// imageSources is the policy of Image downloads the image-source flags give.
+func (o options) imageSources() (image.SourcePolicy, error) {
+	allowed, err := image.ParseCIDRs(o.imageSourcesAllowed)
+	if err != nil {
+		return image.SourcePolicy{}, fmt.Errorf("--image-source-allowed-cidrs: %w", err)
+	}
+	blocked, err := image.ParseCIDRs(o.imageSourcesBlocked)
+	if err != nil {
+		return image.SourcePolicy{}, fmt.Errorf("--image-source-blocked-cidrs: %w", err)
+	}
+	return image.SourcePolicy{Allowed: allowed, Blocked: blocked}, nil
+}
+
 func (o options) cloudSecretKey() (types.NamespacedName, error) {
 	ns, name, ok := strings.Cut(o.cloudSecret, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
@@ -202,7 +218,7 @@ func run() error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
 	log := ctrl.Log.WithName("setup")
-	imageSourcesAllowed, _ := image.ParseCIDRs(opts.imageSourcesAllowed)    // checked by parseFlags
+	imageSources, _ := opts.imageSources()                                  // checked by parseFlags
 	chartLocalPaths, _ := helm.ParseLocalPathPrefixes(opts.chartLocalPaths) // checked by parseFlags
 
 	cfg, err := ctrl.GetConfig()
@@ -227,7 +243,7 @@ func run() error {
 		opts.cloudName, opts.apiQPS, opts.apiBurst)
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupAll(ctx, mgr, controller.Options{
-		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm, ImageSources: image.SourcePolicy{Allowed: imageSourcesAllowed},
+		Clients: clients, ResyncPeriod: opts.resyncPeriod, VMHealthPeriod: opts.vmHealthPeriod, Workers: opts.workers, NotificationsURL: opts.notificationsURL, DomainID: opts.domainID, MemberRole: opts.memberRole, LCM: opts.lcm, ImageSources: imageSources,
 		LCMOptions: lcm.Options{CloudSecret: key, CloudName: opts.cloudName, ChartCacheDir: opts.chartCacheDir, ChartLocalPathPrefixes: chartLocalPaths},
 	}); err != nil {
 		return err

@@ -67,6 +67,18 @@ func TestParseFlags(t *testing.T) {
 			`environment variable KUPENSTACK_RESYNC_PERIOD="soon" is not a duration (like 90s, 10m or 1h)
 --vm-health-period (KUPENSTACK_VM_HEALTH_PERIOD) 0s: must be at least 1s
 --workers 0: must be at least 1`},
+		{"image sources blocked by flag", []string{"--image-source-blocked-cidrs=198.51.100.0/24, 2001:db8:42::/56"}, nil, func(o options) bool {
+			p, err := o.imageSources()
+			return err == nil && len(p.Blocked) == 2 && p.Blocked[1].String() == "2001:db8:42::/56" && len(p.Allowed) == 0
+		}, ""},
+		{"image sources from the environment", nil, map[string]string{"KUPENSTACK_IMAGE_SOURCE_BLOCKED_CIDRS": "10.1.96.0/20",
+			"KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS": "10.1.0.0/16"}, func(o options) bool {
+			p, err := o.imageSources()
+			return err == nil && len(p.Blocked) == 1 && p.Blocked[0].String() == "10.1.96.0/20" &&
+				len(p.Allowed) == 1 && p.Allowed[0].String() == "10.1.0.0/16"
+		}, ""},
+		{"bad blocked image source", []string{"--image-source-blocked-cidrs=10.96.0.1"}, nil, nil, `--image-source-blocked-cidrs: "10.96.0.1" is not a CIDR`},
+		{"bad allowed image source", nil, map[string]string{"KUPENSTACK_IMAGE_SOURCE_ALLOWED_CIDRS": "mirror"}, nil, `--image-source-allowed-cidrs: "mirror" is not a CIDR`},
 		{"secret without namespace", []string{"--cloud-secret=creds"}, nil, nil, "want namespace/name"},
 		{"secret with extra slash", []string{"--cloud-secret=a/b/c"}, nil, nil, "want namespace/name"},
 		{"unknown flag", []string{"--nope"}, nil, nil, "flag provided but not defined"},

@@ -49,6 +49,7 @@ func TestHelmChart(t *testing.T) {
 		"tolerations":       []any{map[string]any{"key": "control-plane", "operator": "Exists", "effect": "NoSchedule"}},
 		"podAnnotations":    map[string]any{"example.org/x": "y"},
 		"extraArgs":         []any{"--openstack-qps=50"},
+		"imageSources":      map[string]any{"allowedCIDRs": []any{"10.1.0.0/16"}, "blockedCIDRs": []any{"10.1.96.0/20", "2001:db8:42::/56"}},
 		"extraEnv":          []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://127.0.0.1:3128"}},
 		"tmp":               map[string]any{"sizeLimit": "5Gi"},
 		"extraVolumes":      []any{map[string]any{"name": "charts", "persistentVolumeClaim": map[string]any{"claimName": "openstack-helm"}}},

@@ -17,7 +17,8 @@ import (
 // pod with its network position: without a check it could read the cloud's metadata service,
 // the operator's own ports, in-cluster Services or anything else only the cluster can reach.
 // Sources reaches public addresses only, unless the admin allows some ranges
-// (--image-source-allowed-cidrs). Every connection is checked against the address it actually
+// (--image-source-allowed-cidrs); the admin can block more (--image-source-blocked-cidrs: the
+// cluster's Service and pod ranges when they are public addresses). Every connection is checked against the address it actually
 // dials (so DNS answers that change between a check and the dial, and redirects, are covered),
 // and the URL's host is resolved and checked before the request for a clear message.
 
@@ -75,6 +76,9 @@ type SourcePolicy struct {
 	// Allowed ranges are reachable even where a rule blocks them (a mirror on a private network,
 	// or the proxy of the environment's HTTP_PROXY).
 	Allowed []netip.Prefix
+	// Blocked ranges are never reachable, even where Allowed or no rule would let them through:
+	// the cluster's Service and pod ranges when they lie outside the private ranges.
+	Blocked []netip.Prefix
 }
 
 // ParseCIDRs parses a comma-separated list of CIDRs (the flag's form); empty gives none.
@@ -104,14 +108,25 @@ func blockedAddress(host string, addr netip.Addr, rule, via string) *blockedErro
 		"a range with the operator's --image-source-allowed-cidrs)", rule, what, via)}
 }
 
-// check returns a *blockedError when addr may not be reached. The allowed ranges come first,
-// then the rules; a well-known NAT64 address is judged as the IPv4 address it stands for.
+// check returns a *blockedError when addr may not be reached. The admin's blocked ranges come
+// first, then the allowed ones, then the rules; a well-known NAT64 address is judged as the IPv4
+// address it stands for.
 func (p SourcePolicy) check(host string, addr netip.Addr) error {
 	addr = addr.Unmap()
 	inner, nat64 := embeddedIPv4(addr)
 	via := ""
 	if nat64 {
 		via = " through NAT64 (" + inner.String() + ")"
+	}
+	for _, b := range p.Blocked {
+		if b.Contains(addr) || nat64 && b.Contains(inner) {
+			what := addr.String()
+			if host != "" && host != what {
+				what = host + " (" + what + ")"
+			}
+			return &blockedError{fmt.Sprintf("image sources may not be in %s, which the admin blocked "+
+				"(the operator's --image-source-blocked-cidrs): %s is in it%s", b, what, via)}
+		}
 	}
 	for _, a := range p.Allowed {
 		if a.Contains(addr) || nat64 && a.Contains(inner) {

@@ -20,6 +20,8 @@ var loopbackAllowed = SourcePolicy{Allowed: []netip.Prefix{netip.MustParsePrefix
 func TestSourcePolicy(t *testing.T) {
 	deflt := SourcePolicy{}
 	mirror := SourcePolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}}
+	clusterRanges := SourcePolicy{Allowed: mirror.Allowed, Blocked: []netip.Prefix{
+		netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8:42::/56"), netip.MustParsePrefix("10.1.96.0/20")}}
 	for _, tt := range []struct {
 		p        SourcePolicy
 		addr     string
@@ -54,6 +56,14 @@ func TestSourcePolicy(t *testing.T) {
 		{deflt, "64:ff9b::cb00:7107", ""}, // 203.0.113.7: public, as an IPv6-only cluster with DNS64 reaches it
 		{deflt, "64:ff9b:1::a9fe:a9fe", "reserved"},
 		{mirror, "64:ff9b::a01:203", ""}, // 10.1.2.3, an allowed mirror through NAT64
+		// The admin's blocked ranges: a cluster whose Service and pod ranges are public addresses.
+		{clusterRanges, "203.0.113.7", ""},
+		{clusterRanges, "198.51.100.10", "in 198.51.100.0/24, which the admin blocked"},
+		{clusterRanges, "2001:db8:42::1", "in 2001:db8:42::/56, which the admin blocked"},
+		{clusterRanges, "64:ff9b::c633:640a", "in 198.51.100.0/24, which the admin blocked"}, // through NAT64
+		{clusterRanges, "10.1.2.3", ""},                                                      // allowed and not blocked
+		{clusterRanges, "10.1.96.1", "in 10.1.96.0/20, which the admin blocked"},             // blocked wins over allowed
+		{clusterRanges, "127.0.0.1", "loopback"},                                             // the rules still apply
 	} {
 		err := tt.p.check("", netip.MustParseAddr(tt.addr))
 		switch {
@@ -69,8 +79,9 @@ func TestSourcePolicy(t *testing.T) {
 	}
 	for addr, want := range map[string]string{
 		"64:ff9b::a9fe:a9fe": "image sources may not be link-local (cloud metadata) addresses: 64:ff9b::a9fe:a9fe is one through NAT64 (169.254.169.254)",
+		"198.51.100.10":      "image sources may not be in 198.51.100.0/24, which the admin blocked (the operator's --image-source-blocked-cidrs): 198.51.100.10 is in it",
 	} {
-		p := SourcePolicy{}
+		p := SourcePolicy{Blocked: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}}
 		if err := p.check("", netip.MustParseAddr(addr)); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", addr, err, want)
 		}
@@ -145,6 +156,11 @@ func TestUploadRefusesBlockedSources(t *testing.T) {
 		{"redirect to metadata", onlyThisServer, source.URL + "/to-metadata", "may not be link-local (cloud metadata) addresses"},
 		{"redirect to another loopback address", onlyThisServer, source.URL + "/to-other-loopback", "may not be loopback addresses: 127.0.0.2 is one"},
 		{"redirect to a file", onlyThisServer, source.URL + "/to-file", "redirects to a file URL"},
+		// The admin blocks a range (the cluster's Service range, say) that allowed ones include.
+		{"blocked by the admin", SourcePolicy{Allowed: loopbackAllowed.Allowed, Blocked: onlyThisServer.Allowed}, source.URL + "/disk.img",
+			"may not be in 127.0.0.1/32, which the admin blocked (the operator's --image-source-blocked-cidrs): 127.0.0.1 is in it"},
+		{"redirect into a range the admin blocked", SourcePolicy{Allowed: loopbackAllowed.Allowed, Blocked: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}},
+			source.URL + "/to-other-loopback", "may not be in 127.0.0.2/32, which the admin blocked"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := upload(context.Background(), tt.p, sc, "img-1", &kupenstackv1.ImageSource{URL: tt.url})
@@ -156,7 +172,7 @@ func TestUploadRefusesBlockedSources(t *testing.T) {
 	if glanceCalled {
 		t.Fatal("Glance was called for a refused source")
 	}
-	if hits != 3 {
-		t.Fatalf("the source server was reached %d times, want 3 (the redirecting requests only)", hits)
+	if hits != 4 {
+		t.Fatalf("the source server was reached %d times, want 4 (the redirecting requests only)", hits)
 	}
 }

@@ -95,3 +95,21 @@ type ManagedObject interface {
 	GetManagedSpec() *ManagedSpec
 	GetManagedStatus() *ManagedStatus
 }
+
+// LabelValue is a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', starting
+// and ending with a letter or digit (or empty).
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:XValidation:rule="self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')",message="must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+type LabelValue string
+
+// LabelSet is m as plain strings, for label selectors and object labels.
+func LabelSet(m map[string]LabelValue) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
+}

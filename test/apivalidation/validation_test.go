@@ -115,6 +115,11 @@ func TestCreateValidation(t *testing.T) {
 		{"vm node selector bad key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'disk type': ssd}\n", "nodeSelector keys must be label keys"},
 		{"vm node selector prefixed key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'topology.kubernetes.io/zone': eu-1a, 'gpu': ''}\n", ""},
 		{"aggregate node selector bad key", "HostAggregate", "  nodeSelector: {'-disk': ssd}\n", "nodeSelector keys must be label keys"},
+		{"vm node selector bad value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: 'fast ssd'}\n", "spec.nodeSelector[disk]: Invalid value: \"fast ssd\": must be a label value"},
+		{"vm node selector long value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: " + strings.Repeat("s", 64) + "}\n", "spec.nodeSelector.disk: Too long: may not be more than 63"},
+		{"vm node selector value 63", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: " + strings.Repeat("s", 63) + ", zone: eu-1.a_b}\n", ""},
+		{"aggregate node selector bad value", "HostAggregate", "  nodeSelector: {disk: 'ssd/nvme'}\n", "spec.nodeSelector[disk]: Invalid value: \"ssd/nvme\": must be a label value"},
+		{"aggregate node selector value ends with dash", "HostAggregate", "  nodeSelector: {disk: ssd-}\n", "must be a label value"},
 		// Durations: parsed as Go parses them, within bounds, one message for one mistake.
 		{"resyncPeriod ok", "Network", "  resyncPeriod: 10m\n", ""},
 		{"resyncPeriod compound", "Network", "  resyncPeriod: 1h30m\n", ""},
@@ -290,7 +295,20 @@ func TestCreateValidation(t *testing.T) {
 		{"vmset unavailable over 100%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxUnavailable: '150%'}}\n", "maxUnavailable must be a number from 0 to 1000 or a percentage from 0% to 100%"},
 		{"vmset huge percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '99999999999999999999%'}}\n", "maxSurge must be a number from 0 to 1000"},
 		{"vmset surge 200%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '200%', maxUnavailable: '0%'}}\n", ""},
-		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
+		// A set's selector: not empty, its matchLabels among the template's labels, valid labels,
+		// and the template hash label is the operator's.
+		{"vmset empty selector", "VirtualMachineSet", "  selector: {}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector: Invalid value: selector must not be empty"},
+		{"vmset empty matchLabels", "VirtualMachineSet", "  selector: {matchLabels: {}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "selector must not be empty"},
+		{"vmset selector subset of labels", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset selector expressions only", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: In, values: [web]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset selector value differs", "VirtualMachineSet", "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchLabels: Invalid value: selector.matchLabels must all be among the template's labels"},
+		{"vmset selector key missing", "VirtualMachineSet", "  selector: {matchLabels: {app: web, role: x}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "selector.matchLabels must all be among the template's labels"},
+		{"vmset selector without template labels", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    spec: {flavorRef: f, imageRef: i}\n", "selector.matchLabels must all be among the template's labels"},
+		{"vmset template bad label key", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, 'my tier': a}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template label keys must be label keys"},
+		{"vmset template bad label value", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, tier: '-front'}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels[tier]: Invalid value: \"-front\": must be a label value"},
+		{"vmset bad label in selector and template", "VirtualMachineSet", "  selector: {matchLabels: {app: " + strings.Repeat("w", 64) + "}}\n  template:\n    metadata: {labels: {app: " + strings.Repeat("w", 64) + "}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels.app: Too long: may not be more than 63"},
+		{"vmset template sets hash label", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, kupenstack.io/template-hash: abc}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template labels must not set kupenstack.io/template-hash"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)

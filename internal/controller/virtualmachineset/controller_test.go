@@ -86,7 +86,7 @@ func TestScaleAndRoll(t *testing.T) {
 		Replicas: &three,
 		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
@@ -174,9 +174,11 @@ func TestSelectorMustMatchTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		// matchLabels that miss the template's labels are refused at admission; an expression is
+		// checked only here (and a set stored before that rule is caught here too).
+		Selector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"db"}}}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 	}}
@@ -203,5 +205,24 @@ func TestSelectorMustMatchTemplate(t *testing.T) {
 	var list kupenstackv1.VirtualMachineList
 	if err := env.Client.List(env.Ctx, &list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
 		t.Fatalf("VMs made for a bad set: %d (%v)", len(list.Items), err)
+	}
+}
+
+// TestNewVMKeepsHashLabel: a template that sets the hash label itself (a set stored before
+// admission refused it) does not override the operator's: its VMs would never be up to date.
+func TestNewVMKeepsHashLabel(t *testing.T) {
+	env.Require(t)
+	r := &Reconciler{Client: env.Client}
+	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "n", UID: "u"}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Template: kupenstackv1.VirtualMachineTemplate{
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web", HashLabel: "stale"}},
+		},
+	}}
+	vm, err := r.newVM(set, "abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vm.Labels[HashLabel] != "abc" || vm.Labels["app"] != "web" {
+		t.Fatalf("labels %v", vm.Labels)
 	}
 }

@@ -135,7 +135,10 @@ type VirtualMachineSetStatus struct {
 
 // VirtualMachineSet keeps a number of identical VirtualMachines, rolls them to a changed template
 // within its strategy's bounds, and scales with kubectl scale.
+// Its VMs are named "<set>-<template hash>-<5 random characters>" (the hash is at most 10
+// characters) and must be valid object names (at most 253): the set's name is at most 236.
 // +kubebuilder:object:root=true
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 236",message="metadata.name of a VirtualMachineSet is at most 236 characters: its VMs are named <name>-<template hash>-<random>, at most 253"
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=vmset,categories=openstack

@@ -362,6 +362,31 @@ func TestKeyPairNameWithoutDots(t *testing.T) {
 	}
 }
 
+// TestNameLengths: names that the operator prefixes or suffixes leave room for what it adds.
+func TestNameLengths(t *testing.T) {
+	ensureNamespace(t)
+	const key = "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n"
+	const set = "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n"
+	long := func(n int) string { return strings.Repeat("a", n-2) + "-b" }
+	for _, tt := range []struct {
+		name, kind, spec, objName, wantErr string
+	}{
+		{"keypair 191", "KeyPair", key, long(191), ""},
+		{"keypair 192", "KeyPair", key, long(192), "metadata.name of a KeyPair is at most 191 characters: its Nova name is <namespace>_<name>, at most 255"},
+		{"keypair 253", "KeyPair", key, long(253), "metadata.name of a KeyPair is at most 191 characters"},
+		{"vmset 236", "VirtualMachineSet", set, long(236), ""},
+		{"vmset 237", "VirtualMachineSet", set, long(237), "metadata.name of a VirtualMachineSet is at most 236 characters: its VMs are named <name>-<template hash>-<random>, at most 253"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decode(t, tt.kind, tt.spec)
+			obj.SetName(tt.objName)
+			err := env.Client.Create(env.Ctx, obj, client.DryRunAll)
+			expectAdmission(t, err, tt.wantErr)
+			expectOneMessage(t, err)
+		})
+	}
+}
+
 // TestUpdateRules: the update rules of each kind, each rejected with its message
 // and accepted when the change is allowed.
 func TestUpdateRules(t *testing.T) {

@@ -28,7 +28,10 @@ type HostAggregateSpec struct {
 	AvailabilityZone string `json:"availabilityZone,omitempty"`
 
 	// Metadata of the aggregate (e.g. for flavor extra-spec filters); KupenStack adds its own key.
+	// Keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'; values at most 255 characters.
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-a-zA-Z0-9_:. ]{1,255}$'))",message="metadata keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="metadata values are at most 255 characters"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('kupenstack:') && k != 'availability_zone')",message="metadata keys kupenstack:* and availability_zone are reserved"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`

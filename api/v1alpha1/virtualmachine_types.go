@@ -98,9 +98,11 @@ type VirtualMachineSpec struct {
 	// +optional
 	UserData *SecretKeyRef `json:"userData,omitempty"`
 
-	// Metadata is the server's Nova metadata (key/value pairs visible to the guest).
+	// Metadata is the server's Nova metadata (key/value pairs visible to the guest). Keys are 1 to
+	// 255 letters, digits, spaces, '-', '_', ':' or '.'; values at most 255 characters.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && size(self[k]) <= 255)",message="metadata keys and values are at most 255 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-a-zA-Z0-9_:. ]{1,255}$'))",message="metadata keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="metadata values are at most 255 characters"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
 

@@ -31,7 +31,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.name)",message="import needs exactly one of id or name"
 type ImportSpec struct {
 	// ID of the OpenStack resource.
-	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F-]{1,64}$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F-]{1,64}$')",message="id must be an OpenStack ID: hexadecimal digits and '-', such as 3f2a0c4e-8d1b-4b5e-9a7c-2e6f1d0b9c8a"
 	// +optional
 	ID string `json:"id,omitempty"`
 	// Name of the OpenStack resource.

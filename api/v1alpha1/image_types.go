@@ -92,7 +92,8 @@ type ImageSource struct {
 	URL string `json:"url"`
 
 	// SHA256 of the data, hex. When set, data whose checksum differs is never activated.
-	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{64}$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F]{64}$')",message="sha256 must be 64 hexadecimal digits"
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
 }

@@ -31,7 +31,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.name)",message="import needs exactly one of id or name"
 type ImportSpec struct {
 	// ID of the OpenStack resource.
-	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F-]{1,64}$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F-]{1,64}$')",message="id must be an OpenStack ID: hexadecimal digits and '-', such as 3f2a0c4e-8d1b-4b5e-9a7c-2e6f1d0b9c8a"
 	// +optional
 	ID string `json:"id,omitempty"`
 	// Name of the OpenStack resource.
@@ -94,4 +95,22 @@ type ManagedObject interface {
 	metav1.Object
 	GetManagedSpec() *ManagedSpec
 	GetManagedStatus() *ManagedStatus
+}
+
+// LabelValue is a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', starting
+// and ending with a letter or digit (or empty).
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:XValidation:rule="self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')",message="must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+type LabelValue string
+
+// LabelSet is m as plain strings, for label selectors and object labels.
+func LabelSet(m map[string]LabelValue) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
 }

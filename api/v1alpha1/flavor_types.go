@@ -67,8 +67,11 @@ type FlavorSpec struct {
 	// +optional
 	IsPublic *bool `json:"isPublic,omitempty"`
 
-	// ExtraSpecs (e.g. hw:cpu_policy) are reconciled as a set.
+	// ExtraSpecs (e.g. hw:cpu_policy) are reconciled as a set. Keys are 1 to 255 letters, digits,
+	// spaces, '-', '_', ':' or '.'; values at most 255 characters (Nova's rules).
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-a-zA-Z0-9_:. ]{1,255}$'))",message="extra spec keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="extra spec values are at most 255 characters"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('kupenstack:'))",message="extra specs starting with kupenstack: are reserved"
 	// +optional
 	ExtraSpecs map[string]string `json:"extraSpecs,omitempty"`

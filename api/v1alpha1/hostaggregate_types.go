@@ -17,7 +17,7 @@ type HostAggregateSpec struct {
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="nodeSelector keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
 
 	// AvailabilityZone the aggregate exposes; VirtualMachines that name the aggregate are placed in
 	// it. Defaults to the object's name.
@@ -28,7 +28,10 @@ type HostAggregateSpec struct {
 	AvailabilityZone string `json:"availabilityZone,omitempty"`
 
 	// Metadata of the aggregate (e.g. for flavor extra-spec filters); KupenStack adds its own key.
+	// Keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'; values at most 255 characters.
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-a-zA-Z0-9_:. ]{1,255}$'))",message="metadata keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="metadata values are at most 255 characters"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('kupenstack:') && k != 'availability_zone')",message="metadata keys kupenstack:* and availability_zone are reserved"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -64,7 +64,8 @@ type ImageSpec struct {
 	// Properties of the image in Glance (e.g. hw_disk_bus: scsi, os_distro: ubuntu); reconciled
 	// as a whole: properties not listed here are removed.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && !(k in ['id', 'name', 'status', 'visibility', 'protected', 'checksum', 'owner', 'size', 'virtual_size', 'min_ram', 'min_disk', 'created_at', 'updated_at', 'tags', 'container_format', 'disk_format', 'locations', 'direct_url', 'self', 'file', 'schema', 'os_hidden', 'os_hash_algo', 'os_hash_value', 'stores']) && !k.startsWith('os_glance'))",message="properties must not set Glance's own image attributes (such as name, visibility, size, os_hash_value or os_glance_*)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255)",message="property names are 1 to 255 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['id', 'name', 'status', 'visibility', 'protected', 'checksum', 'owner', 'size', 'virtual_size', 'min_ram', 'min_disk', 'created_at', 'updated_at', 'tags', 'container_format', 'disk_format', 'locations', 'direct_url', 'self', 'file', 'schema', 'os_hidden', 'os_hash_algo', 'os_hash_value', 'stores']) && !k.startsWith('os_glance'))",message="properties must not set Glance's own image attributes (such as name, visibility, size, os_hash_value or os_glance_*)"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="property values must be at most 255 characters"
 	// +optional
 	Properties map[string]string `json:"properties,omitempty"`
@@ -91,7 +92,8 @@ type ImageSource struct {
 	URL string `json:"url"`
 
 	// SHA256 of the data, hex. When set, data whose checksum differs is never activated.
-	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{64}$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F]{64}$')",message="sha256 must be 64 hexadecimal digits"
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
 }

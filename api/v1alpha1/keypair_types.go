@@ -47,9 +47,12 @@ type KeyPairStatus struct {
 }
 
 // KeyPair is a Nova key pair for the namespace's servers. Nova keeps key pairs per user, not per
-// project, so its name in Nova is "<namespace>_<name>": namespaces never collide.
+// project, so its name in Nova is "<namespace>_<name>": namespaces never collide. The object's name
+// is at most 191 characters, without dots: Nova's limit is 255, and a namespace has up to 63
+// (63 + 1 + 191 = 255; the rule cannot see the object's own namespace).
 // +kubebuilder:object:root=true
 // +kubebuilder:validation:XValidation:rule="!self.metadata.name.contains('.')",message="Nova key pair names cannot contain dots"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 191",message="metadata.name of a KeyPair is at most 191 characters: its Nova name is <namespace>_<name>, at most 255"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=oskp,categories=openstack
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

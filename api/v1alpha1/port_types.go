@@ -88,7 +88,8 @@ type AddressPair struct {
 	// +kubebuilder:validation:XValidation:rule="isIP(self) || isCIDR(self)",message="ipAddress must be an IP address or CIDR"
 	// IPAddress (or CIDR) the port may also send from.
 	IPAddress string `json:"ipAddress"`
-	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
+	// +kubebuilder:validation:MaxLength=17
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$')",message="macAddress must be a MAC address: six pairs of hexadecimal digits separated by ':', such as fa:16:3e:00:00:01"
 	// +optional
 	// MACAddress that goes with it; the port's own MAC address when unset.
 	MACAddress string `json:"macAddress,omitempty"`

@@ -23,9 +23,14 @@ type ServerGroupSpec struct {
 	// +optional
 	Policy ServerGroupPolicy `json:"policy,omitempty"`
 
+	// (Maximum: Nova takes any positive integer; 1000 is far above the servers one compute host
+	// runs, and equals a VirtualMachineSet's replicas bound, so a larger value is a typo, not a
+	// policy.)
+
 	// MaxServersPerHost relaxes anti-affinity to at most this many of the group's servers on one
-	// host. Immutable.
+	// host (1 to 1000). Immutable.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="maxServersPerHost is immutable"
 	// +optional
 	MaxServersPerHost *int32 `json:"maxServersPerHost,omitempty"`

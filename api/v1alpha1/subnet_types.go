@@ -71,10 +71,11 @@ type SubnetSpec struct {
 	// +optional
 	EnableDHCP *bool `json:"enableDHCP,omitempty"`
 
-	// DNSNameservers handed out by DHCP.
+	// DNSNameservers handed out by DHCP, in order, each address once.
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MaxLength=45
 	// +kubebuilder:validation:XValidation:rule="self.all(ip, isIP(ip))",message="dnsNameservers must be IP addresses"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !isIP(a) || self.filter(b, isIP(b) && ip(b) == ip(a)).size() == 1)",message="dnsNameservers must not list an address twice"
 	// +listType=atomic
 	// +optional
 	DNSNameservers []string `json:"dnsNameservers,omitempty"`

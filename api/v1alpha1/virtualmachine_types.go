@@ -98,9 +98,11 @@ type VirtualMachineSpec struct {
 	// +optional
 	UserData *SecretKeyRef `json:"userData,omitempty"`
 
-	// Metadata is the server's Nova metadata (key/value pairs visible to the guest).
+	// Metadata is the server's Nova metadata (key/value pairs visible to the guest). Keys are 1 to
+	// 255 letters, digits, spaces, '-', '_', ':' or '.'; values at most 255 characters.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && size(self[k]) <= 255)",message="metadata keys and values are at most 255 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-a-zA-Z0-9_:. ]{1,255}$'))",message="metadata keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="metadata values are at most 255 characters"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
 
@@ -131,7 +133,7 @@ type VirtualMachineSpec struct {
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="nodeSelector keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
 
 	// ServerGroupRef names a ServerGroup object whose policy places this server. Immutable.
 	// +kubebuilder:validation:MinLength=1

@@ -49,6 +49,7 @@ type RollingUpdateVirtualMachineSet struct {
 // VirtualMachineTemplate is what every VM of a set is made from.
 type VirtualMachineTemplate struct {
 	// Labels and annotations of the VMs; the labels must match the set's selector.
+	// +kubebuilder:validation:XValidation:rule="!has(self.labels) || !('kupenstack.io/template-hash' in self.labels)",message="template labels must not set kupenstack.io/template-hash: the set labels its VMs with it",fieldPath=.labels
 	// +optional
 	Metadata VirtualMachineTemplateMeta `json:"metadata,omitempty"`
 	// Spec of every VM. Its references name objects shared by all VMs of the set (a Port
@@ -61,15 +62,20 @@ type VirtualMachineTemplate struct {
 
 // VirtualMachineTemplateMeta are the labels and annotations of a set's VMs.
 type VirtualMachineTemplateMeta struct {
+	// Labels of each VirtualMachine made from the template; they must include the selector's
+	// matchLabels. Kubernetes label keys and values (a value is at most 63 characters).
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template label keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
-	// Labels of each VirtualMachine made from the template; they must match the selector.
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]LabelValue `json:"labels,omitempty"`
 	// +optional
 	// Annotations of each VirtualMachine made from the template.
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // VirtualMachineSetSpec is the desired set of identical VMs.
+// +kubebuilder:validation:XValidation:rule="(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)",message="selector must not be empty: it would select every VM of the namespace",fieldPath=.selector
+// +kubebuilder:validation:XValidation:rule="!has(self.selector.matchLabels) || size(self.selector.matchLabels) == (has(self.template.metadata) && has(self.template.metadata.labels) ? size(self.template.metadata.labels.filter(k, k in self.selector.matchLabels && self.selector.matchLabels[k] == self.template.metadata.labels[k])) : 0)",message="selector.matchLabels must all be among the template's labels (template.metadata.labels), with the same values",fieldPath=.selector.matchLabels
 type VirtualMachineSetSpec struct {
 	// Replicas: how many VMs (default 1). Also set through the scale subresource
 	// (kubectl scale vmset/NAME --replicas=N).
@@ -129,7 +135,10 @@ type VirtualMachineSetStatus struct {
 
 // VirtualMachineSet keeps a number of identical VirtualMachines, rolls them to a changed template
 // within its strategy's bounds, and scales with kubectl scale.
+// Its VMs are named "<set>-<template hash>-<5 random characters>" (the hash is at most 10
+// characters) and must be valid object names (at most 253): the set's name is at most 236.
 // +kubebuilder:object:root=true
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 236",message="metadata.name of a VirtualMachineSet is at most 236 characters: its VMs are named <name>-<template hash>-<random>, at most 253"
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=vmset,categories=openstack

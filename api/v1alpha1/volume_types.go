@@ -62,7 +62,8 @@ type VolumeSpec struct {
 
 	// Metadata of the volume in Cinder; reconciled as a whole (KupenStack adds its own key).
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && !k.startsWith('kupenstack-'))",message="metadata keys starting with kupenstack- are reserved"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255)",message="metadata keys are 1 to 255 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('kupenstack-'))",message="metadata keys starting with kupenstack- are reserved"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 255)",message="metadata values must be at most 255 characters"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`

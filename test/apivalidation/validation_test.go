@@ -97,6 +97,11 @@ func TestCreateValidation(t *testing.T) {
 		{"import with id and name", "Network", "  import: {id: abc, name: x}\n", "import needs exactly one of id or name"},
 		{"import with neither", "Network", "  import: {}\n", "import needs exactly one of id or name"},
 		{"import id not an ID", "Network", "  import: {id: 'not an id!'}\n", "spec.import.id"},
+		{"import id uuid", "Network", "  import: {id: 3F2A0C4E-8d1b-4b5e-9a7c-2e6f1d0b9c8a}\n", ""},
+		{"import id message", "Network", "  import: {id: 'not an id!'}\n", "spec.import.id: Invalid value: \"not an id!\": id must be an OpenStack ID: hexadecimal digits and '-'"},
+		{"import id too long", "Network", "  import: {id: " + strings.Repeat("a", 65) + "}\n", "spec.import.id: Too long: may not be more than 64"},
+		{"mtu too big", "Network", "  mtu: 9217\n", "spec.mtu: Invalid value: 9217: spec.mtu in body should be less than or equal to 9216"},
+		{"mtu jumbo", "Network", "  mtu: 9216\n", ""},
 		{"reserved tag", "Network", "  tags: [kupenstack-uid-x]\n", "tags starting with kupenstack- are reserved"},
 		{"mtu too small", "Network", "  mtu: 10\n", "spec.mtu"},
 		{"mtu ok", "Network", "  mtu: 1450\n", ""},
@@ -115,6 +120,11 @@ func TestCreateValidation(t *testing.T) {
 		{"vm node selector bad key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'disk type': ssd}\n", "nodeSelector keys must be label keys"},
 		{"vm node selector prefixed key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'topology.kubernetes.io/zone': eu-1a, 'gpu': ''}\n", ""},
 		{"aggregate node selector bad key", "HostAggregate", "  nodeSelector: {'-disk': ssd}\n", "nodeSelector keys must be label keys"},
+		{"vm node selector bad value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: 'fast ssd'}\n", "spec.nodeSelector[disk]: Invalid value: \"fast ssd\": must be a label value"},
+		{"vm node selector long value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: " + strings.Repeat("s", 64) + "}\n", "spec.nodeSelector.disk: Too long: may not be more than 63"},
+		{"vm node selector value 63", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: " + strings.Repeat("s", 63) + ", zone: eu-1.a_b}\n", ""},
+		{"aggregate node selector bad value", "HostAggregate", "  nodeSelector: {disk: 'ssd/nvme'}\n", "spec.nodeSelector[disk]: Invalid value: \"ssd/nvme\": must be a label value"},
+		{"aggregate node selector value ends with dash", "HostAggregate", "  nodeSelector: {disk: ssd-}\n", "must be a label value"},
 		// Durations: parsed as Go parses them, within bounds, one message for one mistake.
 		{"resyncPeriod ok", "Network", "  resyncPeriod: 10m\n", ""},
 		{"resyncPeriod compound", "Network", "  resyncPeriod: 1h30m\n", ""},
@@ -142,6 +152,10 @@ func TestCreateValidation(t *testing.T) {
 		{"gateway not an IP", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: router\n", "gatewayIP must be an IP address"},
 		{"gateway and disableGateway", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.1\n  disableGateway: true\n", "gatewayIP and disableGateway are mutually exclusive"},
 		{"bad dns", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  dnsNameservers: [dns.example]\n", "dnsNameservers must be IP addresses"},
+		{"dns duplicate", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  dnsNameservers: [10.0.0.2, 8.8.8.8, 10.0.0.2]\n", "spec.dnsNameservers: Invalid value: dnsNameservers must not list an address twice"},
+		{"dns duplicate ipv6 spelling", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  dnsNameservers: ['fd00::1', 'FD00:0::1']\n", "dnsNameservers must not list an address twice"},
+		{"dns two", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  dnsNameservers: [10.0.0.2, 'fd00::2']\n", ""},
+		{"dns bad and repeated", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  dnsNameservers: [x, x]\n", "dnsNameservers must be IP addresses"},
 		{"pool outside", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.2.1}]\n", "allocation pools must be inside the cidr"},
 		{"pool mixed versions", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 'fd00::1'}]\n", "start and end must be of the same IP version"},
 		{"pool ok", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n", ""},
@@ -195,6 +209,9 @@ func TestCreateValidation(t *testing.T) {
 		{"port without network", "Port", "  fixedIPs: [{subnetRef: s}]\n", "networkRef is required unless the port is imported"},
 		{"port bad fixed ip", "Port", "  networkRef: net\n  fixedIPs: [{subnetRef: s, ipAddress: ten}]\n", "ipAddress must be an IP address"},
 		{"port bad mac", "Port", "  networkRef: net\n  allowedAddressPairs: [{ipAddress: 10.0.0.1, macAddress: 'zz'}]\n", "spec.allowedAddressPairs[0].macAddress"},
+		{"port bad mac message", "Port", "  networkRef: net\n  allowedAddressPairs: [{ipAddress: 10.0.0.1, macAddress: 'fa-16-3e-00-00-01'}]\n", "spec.allowedAddressPairs[0].macAddress: Invalid value: \"fa-16-3e-00-00-01\": macAddress must be a MAC address"},
+		{"port mac too long", "Port", "  networkRef: net\n  allowedAddressPairs: [{ipAddress: 10.0.0.1, macAddress: 'fa:16:3e:00:00:01:02'}]\n", "spec.allowedAddressPairs[0].macAddress: Too long: may not be more than 17"},
+		{"port mac upper case", "Port", "  networkRef: net\n  allowedAddressPairs: [{ipAddress: 10.0.0.1, macAddress: 'FA:16:3E:00:00:0A'}]\n", ""},
 		{"port groups without port security", "Port", "  networkRef: net\n  portSecurityEnabled: false\n  securityGroupRefs: [web]\n", "security groups need port security"},
 		{"fip ok", "FloatingIP", "  floatingNetworkRef: public\n  portRef: p\n", ""},
 		{"fip without network", "FloatingIP", "  portRef: p\n", "floatingNetworkRef is required unless the floating IP is imported"},
@@ -205,6 +222,15 @@ func TestCreateValidation(t *testing.T) {
 		{"flavor without sizes", "Flavor", "  diskGiB: 10\n", "vcpus and ramMiB are required unless the flavor is imported"},
 		{"flavor zero vcpus", "Flavor", "  vcpus: 0\n  ramMiB: 512\n", "spec.vcpus"},
 		{"flavor reserved extra spec", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'kupenstack:owner-uid': x}\n", "extra specs starting with kupenstack: are reserved"},
+		{"flavor extra spec empty key", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'': x}\n", "spec.extraSpecs: Invalid value: extra spec keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"},
+		{"flavor extra spec key with slash", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'hw/cpu': x}\n", "extra spec keys are 1 to 255 letters"},
+		{"flavor extra spec long key", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {" + strings.Repeat("k", 256) + ": x}\n", "extra spec keys are 1 to 255 letters"},
+		{"flavor extra spec long value", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'hw:x': " + strings.Repeat("v", 256) + "}\n", "spec.extraSpecs: Invalid value: extra spec values are at most 255 characters"},
+		{"flavor extra spec at the limits", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'" + strings.Repeat("k", 250) + ":a b': " + strings.Repeat("v", 255) + "}\n", ""},
+		{"flavor vcpus max", "Flavor", "  vcpus: 4096\n  ramMiB: 2147483647\n  diskGiB: 2147483647\n", ""},
+		{"flavor vcpus too many", "Flavor", "  vcpus: 4097\n  ramMiB: 512\n", "spec.vcpus: Invalid value: 4097: spec.vcpus in body should be less than or equal to 4096"},
+		{"flavor ram too big", "Flavor", "  vcpus: 1\n  ramMiB: 2147483648\n", "spec.ramMiB: Invalid value: 2147483648: spec.ramMiB in body should be less than or equal to 2147483647"},
+		{"flavor disk too big", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  diskGiB: 2147483648\n", "spec.diskGiB: Invalid value: 2147483648: spec.diskGiB in body should be less than or equal to 2147483647"},
 		// Router.
 		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
 		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
@@ -226,6 +252,10 @@ func TestCreateValidation(t *testing.T) {
 		{"image url loopback", "Image", "  source: {url: 'http://127.0.0.1:8081/a.img'}\n", ""},
 		{"image url not a url", "Image", "  source: {url: 'images.example/a.img'}\n", "url must be an http or https URL"},
 		{"image bad sha256", "Image", "  source: {url: 'http://h/a.img', sha256: abc}\n", "spec.source.sha256"},
+		{"image sha256 message", "Image", "  source: {url: 'http://h/a.img', sha256: " + strings.Repeat("g", 64) + "}\n", "spec.source.sha256: Invalid value: \"" + strings.Repeat("g", 64) + "\": sha256 must be 64 hexadecimal digits"},
+		{"image sha256 too long", "Image", "  source: {url: 'http://h/a.img', sha256: " + strings.Repeat("a", 65) + "}\n", "spec.source.sha256: Too long: may not be more than 64"},
+		{"image empty property name", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {'': x}\n", "spec.properties: Invalid value: property names are 1 to 255 characters"},
+		{"image long property name", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {" + strings.Repeat("p", 256) + ": x}\n", "property names are 1 to 255 characters"},
 		{"image public", "Image", "  source: {url: 'http://h/a.img'}\n  visibility: public\n", `Unsupported value: "public"`},
 		{"image bad disk format", "Image", "  source: {url: 'http://h/a.img'}\n  diskFormat: zip\n", `Unsupported value: "zip"`},
 		{"image reserved property", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {visibility: public}\n", "properties must not set Glance's own image attributes"},
@@ -239,6 +269,11 @@ func TestCreateValidation(t *testing.T) {
 		{"volume zero size", "Volume", "  sizeGiB: 0\n", "spec.sizeGiB"},
 		{"volume reserved metadata", "Volume", "  sizeGiB: 1\n  metadata: {kupenstack-owner-uid: x}\n", "metadata keys starting with kupenstack- are reserved"},
 		{"volume long metadata value", "Volume", "  sizeGiB: 1\n  metadata: {a: " + strings.Repeat("v", 256) + "}\n", "metadata values must be at most 255 characters"},
+		{"volume empty metadata key", "Volume", "  sizeGiB: 1\n  metadata: {'': x}\n", "spec.metadata: Invalid value: metadata keys are 1 to 255 characters"},
+		{"volume long metadata key", "Volume", "  sizeGiB: 1\n  metadata: {" + strings.Repeat("k", 256) + ": x}\n", "metadata keys are 1 to 255 characters"},
+		{"volume metadata key with slash", "Volume", "  sizeGiB: 1\n  metadata: {'team/a': x}\n", ""},
+		{"volume size max", "Volume", "  sizeGiB: 2147483647\n", ""},
+		{"volume size too big", "Volume", "  sizeGiB: 2147483648\n", "spec.sizeGiB: Invalid value: 2147483648: spec.sizeGiB in body should be less than or equal to 2147483647"},
 		// VirtualMachine.
 		{"vm ok", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  keyPairRef: k\n  networks: [{networkRef: net, fixedIP: 10.0.0.5}, {portRef: p}]\n  securityGroupRefs: [web]\n  volumes: [{volumeRef: a}, {volumeRef: b}]\n  userData: {name: s, key: k}\n  metadata: {role: web}\n  tags: [web]\n  serverGroupRef: g\n  hostAggregateRef: ssd\n  powerState: stopped\n  restartPolicy: Always\n", ""},
 		{"vm boot from volume", "VirtualMachine", "  flavorRef: f\n  bootVolumeRef: root\n  availabilityZone: nova\n", ""},
@@ -260,7 +295,11 @@ func TestCreateValidation(t *testing.T) {
 		{"vm duplicate volume", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  volumes: [{volumeRef: a}, {volumeRef: a}]\n", "Duplicate value"},
 		{"vm unknown power state", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  powerState: paused\n", `Unsupported value: "paused"`},
 		{"vm unknown restart policy", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  restartPolicy: Sometimes\n", `Unsupported value: "Sometimes"`},
-		{"vm long metadata value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  metadata: {a: " + strings.Repeat("v", 256) + "}\n", "metadata keys and values are at most 255 characters"},
+		{"vm long metadata value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  metadata: {a: " + strings.Repeat("v", 256) + "}\n", "spec.metadata: Invalid value: metadata values are at most 255 characters"},
+		{"vm empty metadata key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  metadata: {'': x}\n", "spec.metadata: Invalid value: metadata keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"},
+		{"vm long metadata key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  metadata: {" + strings.Repeat("k", 256) + ": x}\n", "metadata keys are 1 to 255 letters"},
+		{"vm metadata key with slash", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  metadata: {'app/role': x}\n", "metadata keys are 1 to 255 letters"},
+		{"vm metadata at the limits", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  metadata: {'" + strings.Repeat("k", 250) + ":a b': " + strings.Repeat("v", 255) + "}\n", ""},
 		{"vm user data without key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  userData: {name: s}\n", "spec.userData.key"},
 		// ServerGroup.
 		{"server group ok", "ServerGroup", "  policy: anti-affinity\n  maxServersPerHost: 2\n", ""},
@@ -268,6 +307,8 @@ func TestCreateValidation(t *testing.T) {
 		{"server group without policy", "ServerGroup", "  {}\n", "policy is required unless the server group is imported"},
 		{"server group unknown policy", "ServerGroup", "  policy: spread\n", `Unsupported value: "spread"`},
 		{"server group max with affinity", "ServerGroup", "  policy: affinity\n  maxServersPerHost: 2\n", "maxServersPerHost applies to the anti-affinity policy only"},
+		{"server group max 1000", "ServerGroup", "  policy: anti-affinity\n  maxServersPerHost: 1000\n", ""},
+		{"server group max too big", "ServerGroup", "  policy: anti-affinity\n  maxServersPerHost: 1001\n", "spec.maxServersPerHost: Invalid value: 1001: spec.maxServersPerHost in body should be less than or equal to 1000"},
 		{"server group unmanaged without import", "ServerGroup", "  managementPolicy: unmanaged\n  policy: affinity\n", "an unmanaged ServerGroup must import an existing server group"},
 		// HostAggregate.
 		{"aggregate ok", "HostAggregate", "  nodeSelector: {disk: ssd}\n  availabilityZone: ssd\n  metadata: {disk: ssd}\n", ""},
@@ -275,6 +316,10 @@ func TestCreateValidation(t *testing.T) {
 		{"aggregate empty selector", "HostAggregate", "  nodeSelector: {}\n", "spec.nodeSelector"},
 		{"aggregate zone with colon", "HostAggregate", "  nodeSelector: {disk: ssd}\n  availabilityZone: 'a:b'\n", "availabilityZone cannot contain ':'"},
 		{"aggregate reserved metadata", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {availability_zone: x}\n", "metadata keys kupenstack:* and availability_zone are reserved"},
+		{"aggregate empty metadata key", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {'': x}\n", "spec.metadata: Invalid value: metadata keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"},
+		{"aggregate metadata key with slash", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {'a/b': x}\n", "metadata keys are 1 to 255 letters"},
+		{"aggregate long metadata value", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {disk: " + strings.Repeat("v", 256) + "}\n", "spec.metadata: Invalid value: metadata values are at most 255 characters"},
+		{"aggregate metadata ok", "HostAggregate", "  nodeSelector: {disk: ssd}\n  metadata: {'ssd:x y.z-1': 'true'}\n", ""},
 		{"aggregate unmanaged without import", "HostAggregate", "  managementPolicy: unmanaged\n  nodeSelector: {disk: ssd}\n", "an unmanaged HostAggregate must import an existing aggregate"},
 		// VirtualMachineSet.
 		{"vmset ok", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + ", networks: [{networkRef: net}]}\n  replicas: 3\n  minReadySeconds: 10\n  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: '25%'}}\n", ""},
@@ -290,7 +335,20 @@ func TestCreateValidation(t *testing.T) {
 		{"vmset unavailable over 100%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxUnavailable: '150%'}}\n", "maxUnavailable must be a number from 0 to 1000 or a percentage from 0% to 100%"},
 		{"vmset huge percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '99999999999999999999%'}}\n", "maxSurge must be a number from 0 to 1000"},
 		{"vmset surge 200%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '200%', maxUnavailable: '0%'}}\n", ""},
-		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
+		// A set's selector: not empty, its matchLabels among the template's labels, valid labels,
+		// and the template hash label is the operator's.
+		{"vmset empty selector", "VirtualMachineSet", "  selector: {}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector: Invalid value: selector must not be empty"},
+		{"vmset empty matchLabels", "VirtualMachineSet", "  selector: {matchLabels: {}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "selector must not be empty"},
+		{"vmset selector subset of labels", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset selector expressions only", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: In, values: [web]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset selector value differs", "VirtualMachineSet", "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchLabels: Invalid value: selector.matchLabels must all be among the template's labels"},
+		{"vmset selector key missing", "VirtualMachineSet", "  selector: {matchLabels: {app: web, role: x}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "selector.matchLabels must all be among the template's labels"},
+		{"vmset selector without template labels", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    spec: {flavorRef: f, imageRef: i}\n", "selector.matchLabels must all be among the template's labels"},
+		{"vmset template bad label key", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, 'my tier': a}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template label keys must be label keys"},
+		{"vmset template bad label value", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, tier: '-front'}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels[tier]: Invalid value: \"-front\": must be a label value"},
+		{"vmset bad label in selector and template", "VirtualMachineSet", "  selector: {matchLabels: {app: " + strings.Repeat("w", 64) + "}}\n  template:\n    metadata: {labels: {app: " + strings.Repeat("w", 64) + "}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels.app: Too long: may not be more than 63"},
+		{"vmset template sets hash label", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, kupenstack.io/template-hash: abc}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template labels must not set kupenstack.io/template-hash"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decode(t, tt.kind, tt.spec), client.DryRunAll)
@@ -341,6 +399,31 @@ func TestKeyPairNameWithoutDots(t *testing.T) {
 	err := env.Client.Create(env.Ctx, obj, client.DryRunAll)
 	if err == nil || !strings.Contains(err.Error(), "Nova key pair names cannot contain dots") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// TestNameLengths: names that the operator prefixes or suffixes leave room for what it adds.
+func TestNameLengths(t *testing.T) {
+	ensureNamespace(t)
+	const key = "  publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXanMWwZu7OnQ05dcpmltQzOt1 a@b\n"
+	const set = "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n"
+	long := func(n int) string { return strings.Repeat("a", n-2) + "-b" }
+	for _, tt := range []struct {
+		name, kind, spec, objName, wantErr string
+	}{
+		{"keypair 191", "KeyPair", key, long(191), ""},
+		{"keypair 192", "KeyPair", key, long(192), "metadata.name of a KeyPair is at most 191 characters: its Nova name is <namespace>_<name>, at most 255"},
+		{"keypair 253", "KeyPair", key, long(253), "metadata.name of a KeyPair is at most 191 characters"},
+		{"vmset 236", "VirtualMachineSet", set, long(236), ""},
+		{"vmset 237", "VirtualMachineSet", set, long(237), "metadata.name of a VirtualMachineSet is at most 236 characters: its VMs are named <name>-<template hash>-<random>, at most 253"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decode(t, tt.kind, tt.spec)
+			obj.SetName(tt.objName)
+			err := env.Client.Create(env.Ctx, obj, client.DryRunAll)
+			expectAdmission(t, err, tt.wantErr)
+			expectOneMessage(t, err)
+		})
 	}
 }
 

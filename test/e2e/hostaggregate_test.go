@@ -57,14 +57,14 @@ func TestHostAggregatePlacement(t *testing.T) {
 	t.Cleanup(func() { setLabel("") })
 
 	agg := &kupenstackv1.HostAggregate{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.HostAggregateSpec{
-		NodeSelector: map[string]string{label: "fast"}, Metadata: map[string]string{"disk": "ssd"}}}
+		NodeSelector: map[string]kupenstackv1.LabelValue{label: "fast"}, Metadata: map[string]string{"disk": "ssd"}}}
 	flavor := vmFlavor(t, ns+"-nano")
 	img := publicImage(ns)
 	vm := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "placed"), Spec: kupenstackv1.VirtualMachineSpec{
 		FlavorRef: flavor.Name, ImageRef: "tiny", HostAggregateRef: agg.Name}}
 	// The same placement by node labels: the aggregate whose selector includes them.
 	bySelector := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "selected"), Spec: kupenstackv1.VirtualMachineSpec{
-		FlavorRef: flavor.Name, ImageRef: "tiny", NodeSelector: map[string]string{label: "fast"}}}
+		FlavorRef: flavor.Name, ImageRef: "tiny", NodeSelector: map[string]kupenstackv1.LabelValue{label: "fast"}}}
 	create(t, agg, img, vm, bySelector)
 	waitReady(t, agg)
 	id, err := strconv.Atoi(agg.Status.ID)

@@ -29,7 +29,7 @@ func TestVirtualMachineSet(t *testing.T) {
 		Replicas: &one,
 		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec: kupenstackv1.VirtualMachineSpec{FlavorRef: flavor.Name, ImageRef: "tiny",
 				Metadata: map[string]string{"version": "1"}},
 		},

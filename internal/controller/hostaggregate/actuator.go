@@ -156,7 +156,7 @@ func (actuator) Create(ctx context.Context, s generic.Scope, h *kupenstackv1.Hos
 // wantHosts are the selected nodes that Nova knows as compute hosts, and the selected nodes.
 func (a actuator) wantHosts(ctx context.Context, sc *gophercloud.ServiceClient, h *kupenstackv1.HostAggregate) ([]string, []string, error) {
 	var nodes corev1.NodeList
-	if err := a.kube.List(ctx, &nodes, client.MatchingLabels(h.Spec.NodeSelector)); err != nil {
+	if err := a.kube.List(ctx, &nodes, client.MatchingLabels(kupenstackv1.LabelSet(h.Spec.NodeSelector))); err != nil {
 		return nil, nil, err
 	}
 	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute"}).AllPages(ctx)

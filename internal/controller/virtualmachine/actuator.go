@@ -325,7 +325,7 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 		opts.AvailabilityZone = hostaggregate.Zone(&agg)
 	}
 	if len(vm.Spec.NodeSelector) > 0 {
-		zone, err := a.zoneFor(ctx, vm.Spec.NodeSelector)
+		zone, err := a.zoneFor(ctx, kupenstackv1.LabelSet(vm.Spec.NodeSelector))
 		if err != nil {
 			return nil, err
 		}
@@ -381,7 +381,7 @@ func (a actuator) zoneFor(ctx context.Context, selector map[string]string) (stri
 	var names []string
 	zone := ""
 	for _, agg := range list.Items {
-		if !includes(agg.Spec.NodeSelector, selector) {
+		if !includes(kupenstackv1.LabelSet(agg.Spec.NodeSelector), selector) {
 			continue
 		}
 		if !conditions.IsReady(agg.Status.Conditions, agg.Generation) {

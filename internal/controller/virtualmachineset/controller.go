@@ -94,7 +94,7 @@ func (r *Reconciler) reconcile(ctx context.Context, set *kupenstackv1.VirtualMac
 		return invalid(fmt.Sprintf("selector: %v", err)), 0, nil
 	case selector.Empty():
 		return invalid("selector must not be empty: it would select every VM of the namespace"), 0, nil
-	case !selector.Matches(labels.Set(set.Spec.Template.Metadata.Labels)):
+	case !selector.Matches(labels.Set(kupenstackv1.LabelSet(set.Spec.Template.Metadata.Labels))):
 		return invalid("the selector does not match the template's labels"), 0, nil
 	}
 	set.Status.Selector = selector.String()
@@ -191,14 +191,17 @@ func (r *Reconciler) newVM(set *kupenstackv1.VirtualMachineSet, hash string) (*k
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   set.Namespace,
 			Name:        fmt.Sprintf("%s-%s-%s", set.Name, hash, rand.String(5)),
-			Labels:      map[string]string{HashLabel: hash},
+			Labels:      map[string]string{},
 			Annotations: map[string]string{},
 		},
 		Spec: *set.Spec.Template.Spec.DeepCopy(),
 	}
 	for k, v := range set.Spec.Template.Metadata.Labels {
-		vm.Labels[k] = v
+		vm.Labels[k] = string(v)
 	}
+	// After the template's: admission refuses a template that sets it, but a set stored before
+	// that rule must not label its VMs with a hash that is never the current one (endless rollout).
+	vm.Labels[HashLabel] = hash
 	for k, v := range set.Spec.Template.Metadata.Annotations {
 		vm.Annotations[k] = v
 	}

@@ -91,7 +91,7 @@ func TestScaleAndRoll(t *testing.T) {
 		Replicas: &three,
 		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
@@ -179,9 +179,11 @@ func TestSelectorMustMatchTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		// matchLabels that miss the template's labels are refused at admission; an expression is
+		// checked only here (and a set stored before that rule is caught here too).
+		Selector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"db"}}}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "web"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 	}}
@@ -246,7 +248,7 @@ func withRelaxedMaxSurge(t *testing.T, write func() error) {
 		setSchema(strict)
 		probe := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Spec: kupenstackv1.VirtualMachineSetSpec{
 			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
-			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "probe"}}},
+			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "probe"}}},
 			Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy,
 				RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{MaxSurge: ptr(intstr.FromString("abc"))}},
 		}}
@@ -274,7 +276,7 @@ func TestBadStoredMaxSurgeDegrades(t *testing.T) {
 		Replicas: &two,
 		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]string{"app": "db"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "db"}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
@@ -346,5 +348,24 @@ func TestBadStoredMaxSurgeDegrades(t *testing.T) {
 		if vm.Spec.ImageRef != "v2" {
 			t.Errorf("VM %s still has image %s", vm.Name, vm.Spec.ImageRef)
 		}
+	}
+}
+
+// TestNewVMKeepsHashLabel: a template that sets the hash label itself (a set stored before
+// admission refused it) does not override the operator's: its VMs would never be up to date.
+func TestNewVMKeepsHashLabel(t *testing.T) {
+	env.Require(t)
+	r := &Reconciler{Client: env.Client}
+	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "n", UID: "u"}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Template: kupenstackv1.VirtualMachineTemplate{
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web", HashLabel: "stale"}},
+		},
+	}}
+	vm, err := r.newVM(set, "abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vm.Labels[HashLabel] != "abc" || vm.Labels["app"] != "web" {
+		t.Fatalf("labels %v", vm.Labels)
 	}
 }

@@ -1,9 +1,13 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // DurationPattern is what admission accepts as a duration: Go's time.ParseDuration syntax
@@ -26,6 +30,17 @@ type Duration struct {
 	invalid string
 }
 
+// apimachinery's semantic equality (equality.Semantic.DeepEqual, which controllers use to compare
+// specs) panics on an unexported field it has no function for: Duration gets one, comparing the
+// value and what an invalid value was stored as.
+func init() {
+	if err := equality.Semantic.AddFunc(func(a, b Duration) bool {
+		return a.Duration == b.Duration && a.invalid == b.invalid
+	}); err != nil {
+		panic(err)
+	}
+}
+
 // Err is nil for a duration, or says why the stored value is not one.
 func (d *Duration) Err() error {
 	if d == nil || len(d.invalid) == 0 {
@@ -34,8 +49,13 @@ func (d *Duration) Err() error {
 	return fmt.Errorf("%s is not a duration such as 30s, 10m or 1h30m", d.invalid)
 }
 
-// UnmarshalJSON never fails: a value time.ParseDuration refuses is kept for Err.
+// UnmarshalJSON never fails: a value time.ParseDuration refuses is kept for Err, in the form
+// that every later encoding reproduces byte for byte (see canonicalJSON). null, as for any JSON
+// value, leaves d as it is.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
 	d.Duration, d.invalid = 0, ""
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
@@ -44,8 +64,25 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 	}
-	d.invalid = string(b)
+	d.invalid = canonicalJSON(b)
 	return nil
+}
+
+// canonicalJSON is b as the API machinery writes it back: compact, HTML characters escaped,
+// numbers as int64 or float64 (utiljson, as the API server and unstructured objects hold them),
+// invalid UTF-8 replaced. Keeping the stored form would not round-trip: JSON encoders compact and
+// escape what MarshalJSON returns, and the unstructured converter rewrites numbers and strings, so
+// a value such as { "a": "<" } would come back as another invalid value, and an object would not
+// equal its own copy read back. What is not JSON at all is kept as a JSON string.
+func canonicalJSON(b []byte) string {
+	var v any
+	if err := utiljson.Unmarshal(b, &v); err == nil {
+		if out, err := json.Marshal(v); err == nil {
+			return string(out)
+		}
+	}
+	out, _ := json.Marshal(string(b))
+	return string(out)
 }
 
 // MarshalJSON writes a duration as metav1.Duration does, and an invalid value as it was stored.
@@ -60,7 +97,7 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 func (d Duration) ToUnstructured() any {
 	if len(d.invalid) > 0 {
 		var v any
-		if json.Unmarshal([]byte(d.invalid), &v) == nil {
+		if utiljson.Unmarshal([]byte(d.invalid), &v) == nil {
 			return v
 		}
 		return d.invalid

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestDurationDecodesAnyStoredValue(t *testing.T) {
@@ -117,5 +120,76 @@ func TestCRDsUseDurationPattern(t *testing.T) {
 	}
 	if uses == 0 || !strings.Contains(DurationPattern, "ms") {
 		t.Fatal("no duration rule found in the CRDs")
+	}
+}
+
+// TestDurationInvalidValueRoundTrips: an invalid stored value is kept in the form JSON encoders
+// and the unstructured converter write back, so that an object read, written and read again (or
+// converted to unstructured and back) is the same object. Found by FuzzDecodeEveryKind: whitespace
+// and HTML characters came back compacted and escaped, numbers and strings rewritten, each time
+// another invalid value.
+func TestDurationInvalidValueRoundTrips(t *testing.T) {
+	for _, stored := range []string{
+		`{"a": [1, "<b>"]}`, `"\u003c\u2028\u00e9\ud800"`, `" \"x\" "`, `99999999999999999999`, `1.50`, `[ ]`, `"a&b>"`,
+	} {
+		var d Duration
+		if err := d.UnmarshalJSON([]byte(stored)); err != nil || d.Err() == nil {
+			t.Fatalf("%s: %v, Err %v", stored, err, d.Err())
+		}
+		// Inside an object, through encoding/json (which compacts and escapes MarshalJSON's output).
+		b, err := json.Marshal(NetworkSpec{ManagedSpec: ManagedSpec{ResyncPeriod: &d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back NetworkSpec
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if *back.ResyncPeriod != d {
+			t.Errorf("%s: kept as %s, read back as %s", stored, d.invalid, back.ResyncPeriod.invalid)
+		}
+		// Through the unstructured form.
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromU NetworkSpec
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, &fromU); err != nil {
+			t.Fatal(err)
+		}
+		if fromU.ResyncPeriod == nil || *fromU.ResyncPeriod != d {
+			t.Errorf("%s: kept as %s, back from unstructured as %v", stored, d.invalid, fromU.ResyncPeriod)
+		}
+	}
+	// null is no value, as for any JSON field.
+	d := Duration{Duration: time.Minute}
+	if err := d.UnmarshalJSON([]byte("null")); err != nil || d.Duration != time.Minute || d.Err() != nil {
+		t.Fatalf("null changed %v (Err %v)", d.Duration, d.Err())
+	}
+}
+
+// TestDurationSemanticEqual: apimachinery's semantic equality, which controllers use to compare
+// specs, panicked on Duration's unexported field; it compares values now.
+func TestDurationSemanticEqual(t *testing.T) {
+	spec := func(stored string) NetworkSpec {
+		var s NetworkSpec
+		if err := json.Unmarshal([]byte(`{"resyncPeriod":`+stored+`}`), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{`"10m"`, `"600s"`, true},
+		{`"10m"`, `"11m"`, false},
+		{`"soon"`, `"soon"`, true},
+		{`"soon"`, `"later"`, false},
+		{`"0"`, `"zero"`, false},
+	} {
+		if got := equality.Semantic.DeepEqual(spec(tt.a), spec(tt.b)); got != tt.want {
+			t.Errorf("%s == %s: %v", tt.a, tt.b, got)
+		}
 	}
 }

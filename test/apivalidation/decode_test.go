@@ -8,12 +8,15 @@ import (
 	"strconv"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// validSpecs are accepted objects of every user-written kind, the seeds that TestAdmittedObjectsDecode
-// mutates.
+// validSpecs are accepted objects of every kind, the seeds that TestAdmittedObjectsDecode mutates:
+// the kinds users write, and the life-cycle kinds the admin or the operator writes (each the
+// smallest admitted object of config/samples/lcm and TestLCMCreateValidation, with a value of
+// every type where the kind has one: a duration, a list, a map, a number).
 var validSpecs = map[string]string{
 	"Network":           "  mtu: 1450\n  tags: [a]\n  resyncPeriod: 10m\n",
 	"Subnet":            "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.1\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n  dnsNameservers: [10.0.0.2]\n",
@@ -23,12 +26,41 @@ var validSpecs = map[string]string{
 	"FloatingIP":        "  floatingNetworkRef: public\n  portRef: p\n",
 	"Flavor":            "  vcpus: 2\n  ramMiB: 512\n  diskGiB: 10\n  extraSpecs: {'hw:cpu_policy': dedicated}\n",
 	"Router":            "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}]\n",
-	"Image":             "  source: {url: 'https://images.example/a.img', sha256: " + fmt.Sprintf("%064x", 7) + "}\n  diskFormat: raw\n  properties: {os_distro: ubuntu}\n",
+	"Image":             "  source: {url: 'https://images.example/a.img', sha256: '" + fmt.Sprintf("%064x", 7) + "'}\n  diskFormat: raw\n  properties: {os_distro: ubuntu}\n",
 	"Volume":            "  sizeGiB: 10\n  volumeType: fast\n  availabilityZone: nova\n  metadata: {team: a}\n",
 	"VirtualMachine":    "  flavorRef: f\n  imageRef: i\n  networks: [{networkRef: net, fixedIP: 10.0.0.5}]\n  nodeSelector: {disk: ssd}\n  userData: {name: s, key: k}\n  powerState: running\n",
 	"ServerGroup":       "  policy: anti-affinity\n  maxServersPerHost: 2\n",
 	"HostAggregate":     "  nodeSelector: {disk: ssd}\n  availabilityZone: ssd\n",
 	"VirtualMachineSet": "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: '25%'}}\n",
+	"Project":           "  namespace: " + ns + "\n",
+	"KupenstackConfiguration": "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n" +
+		"  progressDeadline: 20m\n  nodes: [{name: node-1, type: 'control,compute'}]\n",
+	"OpenstackCloudConfigurationProfile": "  replicas: 1\n  components: {nova: {conf: {nova: {DEFAULT: {cpu_allocation_ratio: 4}}}}}\n",
+	"OpenstackComponent":                 "  chart: nova\n  release: '2026.1'\n  namespace: openstack\n  dependsOn: [keystone]\n  upgradePhase: 4\n  valuesHash: 0123456789abcdef\n",
+	"OpenstackNode":                      "  roles: [compute]\n",
+}
+
+// admissionSeed is kind's valid object, named and scoped as admission requires: a Project after its
+// namespace, the KupenstackConfiguration kupenstack, an OpenstackComponent after its chart; the
+// life-cycle kinds but the profile are cluster-scoped.
+func admissionSeed(t *testing.T, kind string) *unstructured.Unstructured {
+	t.Helper()
+	obj := decode(t, kind, validSpecs[kind])
+	switch kind {
+	case "Project":
+		obj.SetName(ns)
+	case "KupenstackConfiguration":
+		obj.SetName("kupenstack")
+	case "OpenstackComponent":
+		obj.SetName("nova")
+	case "OpenstackNode":
+		obj.SetName("node-1")
+	}
+	switch kind {
+	case "Project", "KupenstackConfiguration", "OpenstackComponent", "OpenstackNode":
+		obj.SetNamespace("")
+	}
+	return obj
 }
 
 // oddValues are what a careless or hostile user writes where something else is expected.
@@ -95,9 +127,13 @@ func TestAdmittedObjectsDecode(t *testing.T) {
 	decoder := serializer.NewCodecFactory(env.Client.Scheme()).UniversalDeserializer()
 	const perKind = 40
 	accepted := 0
-	for kind, spec := range validSpecs {
+	for kind := range validSpecs {
+		obj := admissionSeed(t, kind)
+		if err := env.Client.Create(env.Ctx, obj, client.DryRunAll); err != nil {
+			t.Fatalf("%s: the valid object is refused: %v", kind, err)
+		}
 		for range perKind {
-			obj := decode(t, kind, spec)
+			obj := admissionSeed(t, kind)
 			var paths [][]string
 			leaves(obj.Object["spec"], []string{"spec"}, &paths)
 			path := paths[rng.IntN(len(paths))]

@@ -554,12 +554,20 @@ func (r *Reconciler[O, R]) deleteLeftovers(ctx context.Context, s Scope, obj O) 
 	return len(left) > 0, nil
 }
 
+// minResyncPeriod is the shortest spec.resyncPeriod admission accepts (besides 0, off).
+const minResyncPeriod = time.Second
+
 // resyncAfter is the jittered time until this object's own drift check: only for objects with
 // their own spec.resyncPeriod, or kinds without the list-based check.
 func (r *Reconciler[O, R]) resyncAfter(obj O) time.Duration {
 	period := r.ResyncPeriod
 	if p := obj.GetManagedSpec().ResyncPeriod; p != nil {
+		// Admission keeps it at 0 (off) or at least minResyncPeriod; a shorter one stored before
+		// that rule existed must not make a hot loop against OpenStack.
 		period = p.Duration
+		if period > 0 && period < minResyncPeriod {
+			period = minResyncPeriod
+		}
 	} else if _, listed := r.Actuator.(Lister[O, R]); listed {
 		return 0
 	}

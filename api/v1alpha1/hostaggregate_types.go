@@ -6,8 +6,8 @@ import (
 
 // HostAggregateSpec is a Nova host aggregate whose hosts are the Kubernetes nodes its selector
 // picks: the compute hosts of an OpenStack-Helm cloud are its nodes, named after them.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged HostAggregate must import an existing aggregate"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.nodeSelector)",message="nodeSelector is required unless the aggregate is imported"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged HostAggregate must import an existing aggregate",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.nodeSelector)",message="nodeSelector is required unless the aggregate is imported",fieldPath=".nodeSelector",reason=FieldValueRequired
 type HostAggregateSpec struct {
 	ManagedSpec `json:",inline"`
 

@@ -118,9 +118,9 @@ type FlavorStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=osflavor,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="VCPUs",type=integer,JSONPath=`.status.resource.vcpus`
-// +kubebuilder:printcolumn:name="RAM MiB",type=integer,JSONPath=`.status.resource.ramMiB`
-// +kubebuilder:printcolumn:name="Disk GiB",type=integer,JSONPath=`.status.resource.diskGiB`
+// +kubebuilder:printcolumn:name="VCPUs",type=integer,JSONPath=`.spec.vcpus`
+// +kubebuilder:printcolumn:name="RAM MiB",type=integer,JSONPath=`.spec.ramMiB`
+// +kubebuilder:printcolumn:name="Disk GiB",type=integer,JSONPath=`.spec.diskGiB`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Flavor struct {

@@ -69,7 +69,7 @@ type HostAggregateStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=osagg,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.status.resource.availabilityZone`
+// +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.spec.availabilityZone`
 // +kubebuilder:printcolumn:name="Hosts",type=string,JSONPath=`.status.resource.hosts`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -199,9 +199,10 @@ type KupenstackConfigurationStatus struct {
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Nodes is the number of enabled configured nodes.
+	// Nodes is the number of enabled configured nodes (default 0, shown as 0 rather than blank).
+	// +kubebuilder:default=0
 	// +optional
-	Nodes int32 `json:"nodes,omitempty"`
+	Nodes int32 `json:"nodes"`
 	// ReadyComponents is "<ready>/<total>" of the components.
 	// +optional
 	ReadyComponents string `json:"readyComponents,omitempty"`

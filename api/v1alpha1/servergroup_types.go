@@ -63,7 +63,7 @@ type ServerGroupStatus struct {
 // +kubebuilder:resource:shortName=ossrvgrp,categories=openstack
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
-// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.status.resource.policy`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ServerGroup struct {
 	metav1.TypeMeta   `json:",inline"`

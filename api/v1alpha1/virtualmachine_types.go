@@ -261,9 +261,11 @@ type VirtualMachineStatus struct {
 	// Resource is the server as Nova last reported it.
 	// +optional
 	Resource *VirtualMachineResourceStatus `json:"resource,omitempty"`
-	// RestartCount is how many times the server was replaced or restarted by its restartPolicy.
+	// RestartCount is how many times the server was replaced or restarted by its restartPolicy
+	// (default 0, shown as 0 rather than blank).
+	// +kubebuilder:default=0
 	// +optional
-	RestartCount int32 `json:"restartCount,omitempty"`
+	RestartCount int32 `json:"restartCount"`
 	// ConsecutiveFailures counts failures since the server was last healthy for a while; the
 	// delay before the next replacement grows with it.
 	// +optional

@@ -109,18 +109,22 @@ type VirtualMachineSetStatus struct {
 	// ObservedGeneration is the generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Replicas: VMs that exist (not being deleted).
+	// Replicas: VMs that exist (not being deleted). Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-	// ReadyReplicas: VMs that are Ready.
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas: VMs that are Ready. Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-	// UpdatedReplicas: VMs made from the current template.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// UpdatedReplicas: VMs made from the current template. Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
-	// AvailableReplicas: VMs Ready for at least minReadySeconds.
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+	// AvailableReplicas: VMs Ready for at least minReadySeconds. Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+	AvailableReplicas int32 `json:"availableReplicas"`
 	// TemplateHash labels the VMs of the current template.
 	// +optional
 	TemplateHash string `json:"templateHash,omitempty"`

@@ -43,7 +43,7 @@ type ImportSpec struct {
 }
 
 // ManagedSpec are the fields every OpenStack resource kind shares: how KupenStack manages it.
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.import) == has(self.import)",message="import is immutable: it cannot be added or removed after creation"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.import) == has(self.import)",message="import is immutable: it cannot be added or removed after creation",fieldPath=".import"
 type ManagedSpec struct {
 	// ManagementPolicy: managed (default) or unmanaged (observe an imported resource only).
 	// +kubebuilder:default=managed

@@ -6,10 +6,15 @@ import (
 
 // FlavorSpec is the desired Nova flavor. Nova cannot resize a flavor: the sizes, name and
 // visibility are immutable; description and extra specs can change.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Flavor must import an existing flavor"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.vcpus) && has(self.ramMiB))",message="vcpus and ramMiB are required unless the flavor is imported"
-// +kubebuilder:validation:XValidation:rule="(has(oldSelf.vcpus) == has(self.vcpus)) && (has(oldSelf.ramMiB) == has(self.ramMiB)) && (has(oldSelf.diskGiB) == has(self.diskGiB)) && (has(oldSelf.ephemeralGiB) == has(self.ephemeralGiB)) && (has(oldSelf.swapMiB) == has(self.swapMiB))",message="flavor sizes are immutable"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.name) == has(self.name)",message="name is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Flavor must import an existing flavor",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.vcpus)",message="vcpus is required unless the flavor is imported",fieldPath=".vcpus",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.ramMiB)",message="ramMiB is required unless the flavor is imported",fieldPath=".ramMiB",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.vcpus) == has(self.vcpus)",message="flavor sizes are immutable",fieldPath=".vcpus"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.ramMiB) == has(self.ramMiB)",message="flavor sizes are immutable",fieldPath=".ramMiB"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.diskGiB) == has(self.diskGiB)",message="flavor sizes are immutable",fieldPath=".diskGiB"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.ephemeralGiB) == has(self.ephemeralGiB)",message="flavor sizes are immutable",fieldPath=".ephemeralGiB"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.swapMiB) == has(self.swapMiB)",message="flavor sizes are immutable",fieldPath=".swapMiB"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.name) == has(self.name)",message="name is immutable",fieldPath=".name"
 type FlavorSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -113,9 +118,9 @@ type FlavorStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=osflavor,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="VCPUs",type=integer,JSONPath=`.status.resource.vcpus`
-// +kubebuilder:printcolumn:name="RAM MiB",type=integer,JSONPath=`.status.resource.ramMiB`
-// +kubebuilder:printcolumn:name="Disk GiB",type=integer,JSONPath=`.status.resource.diskGiB`
+// +kubebuilder:printcolumn:name="VCPUs",type=integer,JSONPath=`.spec.vcpus`
+// +kubebuilder:printcolumn:name="RAM MiB",type=integer,JSONPath=`.spec.ramMiB`
+// +kubebuilder:printcolumn:name="Disk GiB",type=integer,JSONPath=`.spec.diskGiB`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Flavor struct {

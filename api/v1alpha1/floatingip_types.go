@@ -5,11 +5,11 @@ import (
 )
 
 // FloatingIPSpec is the desired Neutron floating IP.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged FloatingIP must import an existing floating IP"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef)",message="floatingNetworkRef is required unless the floating IP is imported"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingNetworkRef) == has(self.floatingNetworkRef)",message="floatingNetworkRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingIPAddress) == has(self.floatingIPAddress)",message="floatingIPAddress is immutable"
-// +kubebuilder:validation:XValidation:rule="!has(self.fixedIPAddress) || has(self.portRef)",message="fixedIPAddress needs portRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged FloatingIP must import an existing floating IP",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef)",message="floatingNetworkRef is required unless the floating IP is imported",fieldPath=".floatingNetworkRef",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingNetworkRef) == has(self.floatingNetworkRef)",message="floatingNetworkRef is immutable",fieldPath=".floatingNetworkRef"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingIPAddress) == has(self.floatingIPAddress)",message="floatingIPAddress is immutable",fieldPath=".floatingIPAddress"
+// +kubebuilder:validation:XValidation:rule="!has(self.fixedIPAddress) || has(self.portRef)",message="fixedIPAddress needs portRef",fieldPath=".fixedIPAddress"
 type FloatingIPSpec struct {
 	ManagedSpec `json:",inline"`
 

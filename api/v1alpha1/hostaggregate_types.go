@@ -6,8 +6,8 @@ import (
 
 // HostAggregateSpec is a Nova host aggregate whose hosts are the Kubernetes nodes its selector
 // picks: the compute hosts of an OpenStack-Helm cloud are its nodes, named after them.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged HostAggregate must import an existing aggregate"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.nodeSelector)",message="nodeSelector is required unless the aggregate is imported"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged HostAggregate must import an existing aggregate",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.nodeSelector)",message="nodeSelector is required unless the aggregate is imported",fieldPath=".nodeSelector",reason=FieldValueRequired
 type HostAggregateSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -69,7 +69,7 @@ type HostAggregateStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=osagg,categories=openstack-admin
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.status.resource.availabilityZone`
+// +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.spec.availabilityZone`
 // +kubebuilder:printcolumn:name="Hosts",type=string,JSONPath=`.status.resource.hosts`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -7,9 +7,9 @@ import (
 // ImageSpec is the desired Glance image. The operator downloads spec.source itself and uploads
 // the data to Glance; the data and its formats are immutable (replace the object for a new
 // version), the name, visibility, minimums, properties and tags are not.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Image must import an existing image"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.source)",message="source is required unless the image is imported"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.source) == has(self.source)",message="source is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Image must import an existing image",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.source)",message="source is required unless the image is imported",fieldPath=".source",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.source) == has(self.source)",message="source is immutable",fieldPath=".source"
 type ImageSpec struct {
 	ManagedSpec `json:",inline"`
 

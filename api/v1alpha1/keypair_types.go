@@ -6,9 +6,9 @@ import (
 
 // KeyPairSpec is the desired Nova key pair. Key pairs cannot change in Nova: every field is
 // immutable (replace the object to rotate a key).
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged KeyPair must import an existing key pair"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.publicKey)",message="publicKey is required unless the key pair is imported"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.publicKey) == has(self.publicKey)",message="publicKey is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged KeyPair must import an existing key pair",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.publicKey)",message="publicKey is required unless the key pair is imported",fieldPath=".publicKey",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.publicKey) == has(self.publicKey)",message="publicKey is immutable",fieldPath=".publicKey"
 type KeyPairSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -51,8 +51,8 @@ type KeyPairStatus struct {
 // is at most 191 characters, without dots: Nova's limit is 255, and a namespace has up to 63
 // (63 + 1 + 191 = 255; the rule cannot see the object's own namespace).
 // +kubebuilder:object:root=true
-// +kubebuilder:validation:XValidation:rule="!self.metadata.name.contains('.')",message="Nova key pair names cannot contain dots"
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 191",message="metadata.name of a KeyPair is at most 191 characters: its Nova name is <namespace>_<name>, at most 255"
+// +kubebuilder:validation:XValidation:rule="!self.metadata.name.contains('.')",message="Nova key pair names cannot contain dots",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 191",message="metadata.name of a KeyPair is at most 191 characters: its Nova name is <namespace>_<name>, at most 255",fieldPath=".metadata"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=oskp,categories=openstack
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

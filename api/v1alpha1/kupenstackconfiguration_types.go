@@ -96,7 +96,7 @@ type ChartSource struct {
 }
 
 // KupenstackConfigurationSpec is the OpenStack cloud KupenStack deploys on this cluster.
-// +kubebuilder:validation:XValidation:rule="!has(self.components) || !has(self.optionalComponents)",message="set components (the whole list) or optionalComponents (added to the core ones), not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.components) || !has(self.optionalComponents)",message="set components (the whole list) or optionalComponents (added to the core ones), not both",fieldPath=".optionalComponents"
 type KupenstackConfigurationSpec struct {
 	// Release is the OpenStack release to run, e.g. 2026.1. The operator knows which chart
 	// versions and image tags make up each release it supports (2025.1, 2025.2 and 2026.1);
@@ -199,9 +199,10 @@ type KupenstackConfigurationStatus struct {
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Nodes is the number of enabled configured nodes.
+	// Nodes is the number of enabled configured nodes (default 0, shown as 0 rather than blank).
+	// +kubebuilder:default=0
 	// +optional
-	Nodes int32 `json:"nodes,omitempty"`
+	Nodes int32 `json:"nodes"`
 	// ReadyComponents is "<ready>/<total>" of the components.
 	// +optional
 	ReadyComponents string `json:"readyComponents,omitempty"`
@@ -228,7 +229,7 @@ type KupenstackConfigurationStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=ksconfig
-// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'kupenstack'",message="there is one KupenstackConfiguration per cluster and it must be named kupenstack"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'kupenstack'",message="there is one KupenstackConfiguration per cluster and it must be named kupenstack",fieldPath=".metadata"
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.release`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`
 // +kubebuilder:printcolumn:name="Components",type=string,JSONPath=`.status.readyComponents`

@@ -5,7 +5,7 @@ import (
 )
 
 // NetworkSpec is the desired Neutron network.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Network must import an existing network"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Network must import an existing network",fieldPath=".import",reason=FieldValueRequired
 type NetworkSpec struct {
 	ManagedSpec `json:",inline"`
 

@@ -154,7 +154,7 @@ type OpenstackComponentStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=openstack-admin,shortName=oscomp
-// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.chart",message="an OpenstackComponent is named after its chart (mariadb, keystone, nova, ...)"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.chart",message="an OpenstackComponent is named after its chart (mariadb, keystone, nova, ...)",fieldPath=".metadata"
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.chartVersion`
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.revision`

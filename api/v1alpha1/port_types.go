@@ -5,10 +5,10 @@ import (
 )
 
 // PortSpec is the desired Neutron port.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Port must import an existing port"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.networkRef)",message="networkRef is required unless the port is imported"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.networkRef) == has(self.networkRef)",message="networkRef is immutable"
-// +kubebuilder:validation:XValidation:rule="!(has(self.portSecurityEnabled) && !self.portSecurityEnabled && has(self.securityGroupRefs) && size(self.securityGroupRefs) > 0)",message="security groups need port security"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Port must import an existing port",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.networkRef)",message="networkRef is required unless the port is imported",fieldPath=".networkRef",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.networkRef) == has(self.networkRef)",message="networkRef is immutable",fieldPath=".networkRef"
+// +kubebuilder:validation:XValidation:rule="!(has(self.portSecurityEnabled) && !self.portSecurityEnabled && has(self.securityGroupRefs) && size(self.securityGroupRefs) > 0)",message="security groups need port security",fieldPath=".securityGroupRefs"
 type PortSpec struct {
 	ManagedSpec `json:",inline"`
 

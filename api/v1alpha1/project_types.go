@@ -56,7 +56,7 @@ type ProjectStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=openstack-admin
-// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.namespace",message="a Project is named after its namespace"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == self.spec.namespace",message="a Project is named after its namespace",fieldPath=".metadata"
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.namespace`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

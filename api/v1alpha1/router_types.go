@@ -5,7 +5,7 @@ import (
 )
 
 // RouterSpec is the desired Neutron router.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Router must import an existing router"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Router must import an existing router",fieldPath=".import",reason=FieldValueRequired
 type RouterSpec struct {
 	ManagedSpec `json:",inline"`
 

@@ -6,7 +6,7 @@ import (
 
 // SecurityGroupSpec is the desired Neutron security group. Its rules are reconciled as a set:
 // rules in OpenStack that are not in the spec are removed, Neutron's default egress rules included.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged SecurityGroup must import an existing security group"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged SecurityGroup must import an existing security group",fieldPath=".import",reason=FieldValueRequired
 type SecurityGroupSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -38,15 +38,17 @@ type SecurityGroupSpec struct {
 // SecurityGroupRule allows one kind of traffic. For tcp, udp, sctp, dccp and udplite,
 // portRangeMin and portRangeMax bound the destination ports; for icmp and ipv6-icmp they are the
 // ICMP type and code (as in Neutron).
-// +kubebuilder:validation:XValidation:rule="!(has(self.portRangeMin) || has(self.portRangeMax)) || (has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || (has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp'])",message="port ranges need a protocol with ports (tcp, udp, sctp, dccp, udplite), or icmp/ipv6-icmp for an ICMP type and code"
-// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || has(self.portRangeMin) == has(self.portRangeMax)",message="portRangeMin and portRangeMax go together"
-// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || !has(self.portRangeMin) || !has(self.portRangeMax) || self.portRangeMin <= self.portRangeMax",message="portRangeMin must not exceed portRangeMax"
-// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || ((!has(self.portRangeMin) || self.portRangeMin >= 1) && (!has(self.portRangeMax) || self.portRangeMax >= 1))",message="ports are 1 to 65535 (0 is not a port)"
-// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || ((!has(self.portRangeMin) || self.portRangeMin <= 255) && (!has(self.portRangeMax) || self.portRangeMax <= 255))",message="an ICMP type (portRangeMin) and code (portRangeMax) are 0 to 255"
-// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || !has(self.portRangeMax) || has(self.portRangeMin)",message="an ICMP code (portRangeMax) needs a type (portRangeMin)"
-// +kubebuilder:validation:XValidation:rule="!has(self.protocol) || self.protocol != 'ipv6-icmp' || (has(self.ethertype) && self.ethertype == 'IPv6')",message="protocol ipv6-icmp needs ethertype IPv6"
-// +kubebuilder:validation:XValidation:rule="!(has(self.remoteIPPrefix) && has(self.remoteGroupRef))",message="remoteIPPrefix and remoteGroupRef are mutually exclusive"
-// +kubebuilder:validation:XValidation:rule="!has(self.remoteIPPrefix) || !isCIDR(self.remoteIPPrefix) || (cidr(self.remoteIPPrefix).ip().family() == 6) == (has(self.ethertype) && self.ethertype == 'IPv6')",message="remoteIPPrefix does not match the ethertype"
+// +kubebuilder:validation:XValidation:rule="!(has(self.portRangeMin) || has(self.portRangeMax)) || (has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || (has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp'])",message="port ranges need a protocol with ports (tcp, udp, sctp, dccp, udplite), or icmp/ipv6-icmp for an ICMP type and code",fieldPath=".protocol"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || !has(self.portRangeMin) || has(self.portRangeMax)",message="portRangeMin and portRangeMax go together",fieldPath=".portRangeMax",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || !has(self.portRangeMax) || has(self.portRangeMin)",message="portRangeMin and portRangeMax go together",fieldPath=".portRangeMin",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || !has(self.portRangeMin) || !has(self.portRangeMax) || self.portRangeMin <= self.portRangeMax",message="portRangeMin must not exceed portRangeMax",fieldPath=".portRangeMin"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['tcp', 'udp', 'sctp', 'dccp', 'udplite']) || !has(self.portRangeMin) || self.portRangeMin >= 1",message="ports are 1 to 65535 (0 is not a port)",fieldPath=".portRangeMin"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || !has(self.portRangeMin) || self.portRangeMin <= 255",message="an ICMP type (portRangeMin) and code (portRangeMax) are 0 to 255",fieldPath=".portRangeMin"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || !has(self.portRangeMax) || self.portRangeMax <= 255",message="an ICMP type (portRangeMin) and code (portRangeMax) are 0 to 255",fieldPath=".portRangeMax"
+// +kubebuilder:validation:XValidation:rule="!(has(self.protocol) && self.protocol in ['icmp', 'ipv6-icmp']) || !has(self.portRangeMax) || has(self.portRangeMin)",message="an ICMP code (portRangeMax) needs a type (portRangeMin)",fieldPath=".portRangeMax"
+// +kubebuilder:validation:XValidation:rule="!has(self.protocol) || self.protocol != 'ipv6-icmp' || (has(self.ethertype) && self.ethertype == 'IPv6')",message="protocol ipv6-icmp needs ethertype IPv6",fieldPath=".protocol"
+// +kubebuilder:validation:XValidation:rule="!(has(self.remoteIPPrefix) && has(self.remoteGroupRef))",message="remoteIPPrefix and remoteGroupRef are mutually exclusive",fieldPath=".remoteIPPrefix"
+// +kubebuilder:validation:XValidation:rule="!has(self.remoteIPPrefix) || !isCIDR(self.remoteIPPrefix) || (cidr(self.remoteIPPrefix).ip().family() == 6) == (has(self.ethertype) && self.ethertype == 'IPv6')",message="remoteIPPrefix does not match the ethertype",fieldPath=".remoteIPPrefix"
 type SecurityGroupRule struct {
 	// Direction of the traffic: ingress or egress.
 	// +kubebuilder:validation:Enum=ingress;egress

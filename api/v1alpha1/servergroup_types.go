@@ -10,10 +10,11 @@ type ServerGroupPolicy string
 
 // ServerGroupSpec is the desired Nova server group. Nova cannot change a server group: every field
 // is immutable.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged ServerGroup must import an existing server group"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.policy)",message="policy is required unless the server group is imported"
-// +kubebuilder:validation:XValidation:rule="!has(self.maxServersPerHost) || (has(self.policy) && self.policy == 'anti-affinity')",message="maxServersPerHost applies to the anti-affinity policy only"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.policy) == has(self.policy) && has(oldSelf.maxServersPerHost) == has(self.maxServersPerHost)",message="a server group cannot change; create another one"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged ServerGroup must import an existing server group",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.policy)",message="policy is required unless the server group is imported",fieldPath=".policy",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.maxServersPerHost) || (has(self.policy) && self.policy == 'anti-affinity')",message="maxServersPerHost applies to the anti-affinity policy only",fieldPath=".maxServersPerHost"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.policy) == has(self.policy)",message="a server group cannot change; create another one",fieldPath=".policy"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.maxServersPerHost) == has(self.maxServersPerHost)",message="a server group cannot change; create another one",fieldPath=".maxServersPerHost"
 type ServerGroupSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -62,7 +63,7 @@ type ServerGroupStatus struct {
 // +kubebuilder:resource:shortName=ossrvgrp,categories=openstack
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
-// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.status.resource.policy`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policy`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ServerGroup struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -32,11 +32,11 @@ const (
 // (the flavor and host aggregate are cluster-scoped). The fields that define the server (flavor,
 // boot source, key pair, NICs, user data, placement) are immutable: recreate the object to change
 // them. Name, metadata, tags, security groups, attached volumes and power state change in place.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged VirtualMachine must import an existing server"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.flavorRef)",message="flavorRef is required unless the server is imported"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required"
-// +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef) || !has(self.volumes) || self.volumes.all(v, v.volumeRef != self.bootVolumeRef)",message="the boot volume cannot also be in volumes"
-// +kubebuilder:validation:XValidation:rule="[has(self.availabilityZone), has(self.hostAggregateRef), has(self.nodeSelector)].filter(x, x).size() <= 1",message="availabilityZone, hostAggregateRef and nodeSelector are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged VirtualMachine must import an existing server",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.flavorRef)",message="flavorRef is required unless the server is imported",fieldPath=".flavorRef",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required",fieldPath=".imageRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef) || !has(self.volumes) || self.volumes.all(v, v.volumeRef != self.bootVolumeRef)",message="the boot volume cannot also be in volumes",fieldPath=".bootVolumeRef"
+// +kubebuilder:validation:XValidation:rule="[has(self.availabilityZone), has(self.hostAggregateRef), has(self.nodeSelector)].filter(x, x).size() <= 1",message="availabilityZone, hostAggregateRef and nodeSelector are mutually exclusive",fieldPath=".availabilityZone"
 type VirtualMachineSpec struct {
 	ManagedSpec `json:",inline"`
 
@@ -164,7 +164,7 @@ type VirtualMachineSpec struct {
 
 // VirtualMachineNIC is one network interface: on a Network (Nova makes the port) or a Port.
 // +kubebuilder:validation:XValidation:rule="has(self.networkRef) != has(self.portRef)",message="a NIC needs exactly one of networkRef or portRef"
-// +kubebuilder:validation:XValidation:rule="!has(self.fixedIP) || has(self.networkRef)",message="fixedIP applies to networkRef only; set the address on the Port"
+// +kubebuilder:validation:XValidation:rule="!has(self.fixedIP) || has(self.networkRef)",message="fixedIP applies to networkRef only; set the address on the Port",fieldPath=".fixedIP"
 type VirtualMachineNIC struct {
 	// NetworkRef names a Network object.
 	// +kubebuilder:validation:MinLength=1
@@ -261,9 +261,11 @@ type VirtualMachineStatus struct {
 	// Resource is the server as Nova last reported it.
 	// +optional
 	Resource *VirtualMachineResourceStatus `json:"resource,omitempty"`
-	// RestartCount is how many times the server was replaced or restarted by its restartPolicy.
+	// RestartCount is how many times the server was replaced or restarted by its restartPolicy
+	// (default 0, shown as 0 rather than blank).
+	// +kubebuilder:default=0
 	// +optional
-	RestartCount int32 `json:"restartCount,omitempty"`
+	RestartCount int32 `json:"restartCount"`
 	// ConsecutiveFailures counts failures since the server was last healthy for a while; the
 	// delay before the next replacement grows with it.
 	// +optional
@@ -283,16 +285,16 @@ type VirtualMachineStatus struct {
 // its restartPolicy.
 // The immutable fields are checked here, not on VirtualMachineSpec, so that a VirtualMachineSet's
 // template (the same spec) can change.
-// +kubebuilder:validation:XValidation:rule="has(self.spec.flavorRef) == has(oldSelf.spec.flavorRef) && (!has(self.spec.flavorRef) || self.spec.flavorRef == oldSelf.spec.flavorRef)",message="flavorRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.imageRef) == has(oldSelf.spec.imageRef) && (!has(self.spec.imageRef) || self.spec.imageRef == oldSelf.spec.imageRef)",message="imageRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.bootVolumeRef) == has(oldSelf.spec.bootVolumeRef) && (!has(self.spec.bootVolumeRef) || self.spec.bootVolumeRef == oldSelf.spec.bootVolumeRef)",message="bootVolumeRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.keyPairRef) == has(oldSelf.spec.keyPairRef) && (!has(self.spec.keyPairRef) || self.spec.keyPairRef == oldSelf.spec.keyPairRef)",message="keyPairRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.networks) == has(oldSelf.spec.networks) && (!has(self.spec.networks) || self.spec.networks == oldSelf.spec.networks)",message="networks are immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.userData) == has(oldSelf.spec.userData) && (!has(self.spec.userData) || self.spec.userData == oldSelf.spec.userData)",message="userData is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.availabilityZone) == has(oldSelf.spec.availabilityZone) && (!has(self.spec.availabilityZone) || self.spec.availabilityZone == oldSelf.spec.availabilityZone)",message="availabilityZone is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.hostAggregateRef) == has(oldSelf.spec.hostAggregateRef) && (!has(self.spec.hostAggregateRef) || self.spec.hostAggregateRef == oldSelf.spec.hostAggregateRef)",message="hostAggregateRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.nodeSelector) == has(oldSelf.spec.nodeSelector) && (!has(self.spec.nodeSelector) || self.spec.nodeSelector == oldSelf.spec.nodeSelector)",message="nodeSelector is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.spec.serverGroupRef) == has(oldSelf.spec.serverGroupRef) && (!has(self.spec.serverGroupRef) || self.spec.serverGroupRef == oldSelf.spec.serverGroupRef)",message="serverGroupRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.flavorRef) == has(oldSelf.spec.flavorRef) && (!has(self.spec.flavorRef) || self.spec.flavorRef == oldSelf.spec.flavorRef)",message="flavorRef is immutable",fieldPath=".spec.flavorRef"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.imageRef) == has(oldSelf.spec.imageRef) && (!has(self.spec.imageRef) || self.spec.imageRef == oldSelf.spec.imageRef)",message="imageRef is immutable",fieldPath=".spec.imageRef"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.bootVolumeRef) == has(oldSelf.spec.bootVolumeRef) && (!has(self.spec.bootVolumeRef) || self.spec.bootVolumeRef == oldSelf.spec.bootVolumeRef)",message="bootVolumeRef is immutable",fieldPath=".spec.bootVolumeRef"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.keyPairRef) == has(oldSelf.spec.keyPairRef) && (!has(self.spec.keyPairRef) || self.spec.keyPairRef == oldSelf.spec.keyPairRef)",message="keyPairRef is immutable",fieldPath=".spec.keyPairRef"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.networks) == has(oldSelf.spec.networks) && (!has(self.spec.networks) || self.spec.networks == oldSelf.spec.networks)",message="networks are immutable",fieldPath=".spec.networks"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.userData) == has(oldSelf.spec.userData) && (!has(self.spec.userData) || self.spec.userData == oldSelf.spec.userData)",message="userData is immutable",fieldPath=".spec.userData"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.availabilityZone) == has(oldSelf.spec.availabilityZone) && (!has(self.spec.availabilityZone) || self.spec.availabilityZone == oldSelf.spec.availabilityZone)",message="availabilityZone is immutable",fieldPath=".spec.availabilityZone"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.hostAggregateRef) == has(oldSelf.spec.hostAggregateRef) && (!has(self.spec.hostAggregateRef) || self.spec.hostAggregateRef == oldSelf.spec.hostAggregateRef)",message="hostAggregateRef is immutable",fieldPath=".spec.hostAggregateRef"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.nodeSelector) == has(oldSelf.spec.nodeSelector) && (!has(self.spec.nodeSelector) || self.spec.nodeSelector == oldSelf.spec.nodeSelector)",message="nodeSelector is immutable",fieldPath=".spec.nodeSelector"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.serverGroupRef) == has(oldSelf.spec.serverGroupRef) && (!has(self.spec.serverGroupRef) || self.spec.serverGroupRef == oldSelf.spec.serverGroupRef)",message="serverGroupRef is immutable",fieldPath=".spec.serverGroupRef"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=vm;osvm,categories=openstack

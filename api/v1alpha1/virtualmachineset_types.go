@@ -17,7 +17,7 @@ const (
 )
 
 // VirtualMachineSetStrategy says how VMs of an old template are replaced.
-// +kubebuilder:validation:XValidation:rule="!has(self.rollingUpdate) || self.type == 'RollingUpdate'",message="rollingUpdate applies to the RollingUpdate strategy only"
+// +kubebuilder:validation:XValidation:rule="!has(self.rollingUpdate) || self.type == 'RollingUpdate'",message="rollingUpdate applies to the RollingUpdate strategy only",fieldPath=".rollingUpdate"
 type VirtualMachineSetStrategy struct {
 	// Type: RollingUpdate (default) or Recreate.
 	// +kubebuilder:default=RollingUpdate
@@ -30,7 +30,7 @@ type VirtualMachineSetStrategy struct {
 
 // RollingUpdateVirtualMachineSet bounds a rolling update, as for a Deployment: a number or a
 // percentage of replicas (surge rounds up, unavailable rounds down).
-// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !(type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge.matches('^0+%$')) || !(type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable.matches('^0+%$'))",message="maxSurge and maxUnavailable cannot both be 0 (or 0%)"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !(type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge.matches('^0+%$')) || !(type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable.matches('^0+%$'))",message="maxSurge and maxUnavailable cannot both be 0 (or 0%)",fieldPath=".maxUnavailable"
 type RollingUpdateVirtualMachineSet struct {
 	// MaxSurge: how many VMs above replicas may exist during an update (default 25%): a number
 	// (0-1000) or a percentage of replicas (0%-1000%).
@@ -54,9 +54,10 @@ type VirtualMachineTemplate struct {
 	Metadata VirtualMachineTemplateMeta `json:"metadata,omitempty"`
 	// Spec of every VM. Its references name objects shared by all VMs of the set (a Port
 	// cannot be shared, so networks use networkRef).
-	// +kubebuilder:validation:XValidation:rule="!has(self.networks) || self.networks.all(n, !has(n.portRef))",message="a set's VMs cannot share a Port: use networkRef"
-	// +kubebuilder:validation:XValidation:rule="!has(self.volumes) && !has(self.bootVolumeRef)",message="a set's VMs cannot share volumes"
-	// +kubebuilder:validation:XValidation:rule="!has(self.import)",message="a set's VMs cannot import a server"
+	// +kubebuilder:validation:XValidation:rule="!has(self.networks) || self.networks.all(n, !has(n.portRef))",message="a set's VMs cannot share a Port: use networkRef",fieldPath=".networks"
+	// +kubebuilder:validation:XValidation:rule="!has(self.volumes)",message="a set's VMs cannot share volumes",fieldPath=".volumes",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef)",message="a set's VMs cannot share volumes",fieldPath=".bootVolumeRef",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="!has(self.import)",message="a set's VMs cannot import a server",fieldPath=".import",reason=FieldValueForbidden
 	Spec VirtualMachineSpec `json:"spec"`
 }
 
@@ -108,18 +109,22 @@ type VirtualMachineSetStatus struct {
 	// ObservedGeneration is the generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Replicas: VMs that exist (not being deleted).
+	// Replicas: VMs that exist (not being deleted). Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-	// ReadyReplicas: VMs that are Ready.
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas: VMs that are Ready. Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-	// UpdatedReplicas: VMs made from the current template.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// UpdatedReplicas: VMs made from the current template. Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
-	// AvailableReplicas: VMs Ready for at least minReadySeconds.
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+	// AvailableReplicas: VMs Ready for at least minReadySeconds. Default 0, shown as 0 rather than blank.
+	// +kubebuilder:default=0
 	// +optional
-	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+	AvailableReplicas int32 `json:"availableReplicas"`
 	// TemplateHash labels the VMs of the current template.
 	// +optional
 	TemplateHash string `json:"templateHash,omitempty"`
@@ -138,7 +143,7 @@ type VirtualMachineSetStatus struct {
 // Its VMs are named "<set>-<template hash>-<5 random characters>" (the hash is at most 10
 // characters) and must be valid object names (at most 253): the set's name is at most 236.
 // +kubebuilder:object:root=true
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 236",message="metadata.name of a VirtualMachineSet is at most 236 characters: its VMs are named <name>-<template hash>-<random>, at most 253"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 236",message="metadata.name of a VirtualMachineSet is at most 236 characters: its VMs are named <name>-<template hash>-<random>, at most 253",fieldPath=".metadata"
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=vmset,categories=openstack

@@ -6,12 +6,12 @@ import (
 
 // VolumeSpec is the desired Cinder volume. It can grow (Cinder extends it) but never shrink; its
 // type, availability zone and image are fixed at creation.
-// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Volume must import an existing volume"
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.sizeGiB)",message="sizeGiB is required unless the volume is imported"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.sizeGiB) || has(self.sizeGiB)",message="sizeGiB cannot be removed"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.imageRef) == has(self.imageRef)",message="imageRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.volumeType) == has(self.volumeType)",message="volumeType is immutable"
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.availabilityZone) == has(self.availabilityZone)",message="availabilityZone is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged Volume must import an existing volume",fieldPath=".import",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.sizeGiB)",message="sizeGiB is required unless the volume is imported",fieldPath=".sizeGiB",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.sizeGiB) || has(self.sizeGiB)",message="sizeGiB cannot be removed",fieldPath=".sizeGiB"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.imageRef) == has(self.imageRef)",message="imageRef is immutable",fieldPath=".imageRef"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.volumeType) == has(self.volumeType)",message="volumeType is immutable",fieldPath=".volumeType"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.availabilityZone) == has(self.availabilityZone)",message="availabilityZone is immutable",fieldPath=".availabilityZone"
 type VolumeSpec struct {
 	ManagedSpec `json:",inline"`
 

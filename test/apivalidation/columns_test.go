@@ -36,29 +36,55 @@ func table(t *testing.T, path string) map[string]any {
 
 // TestColumnsBeforeFirstReconcile: with no operator running, kubectl get already shows what the
 // spec declares (a VM's flavor and image, a set's desired replicas, a port's network, a
-// router's gateway), and the headers read as words.
+// router's gateway, a subnet's CIDR, a flavor's sizes, an aggregate's zone, a server group's
+// policy), and the headers read as words. Counts the operator writes show 0, not blank, once it
+// has written a status (here: only observedGeneration, as a first reconcile might).
 func TestColumnsBeforeFirstReconcile(t *testing.T) {
 	ensureNamespace(t)
+	const set = "  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n"
 	for _, tt := range []struct {
-		kind, resource, spec string
-		want                 map[string]any
+		name, kind, resource, spec string
+		status                     map[string]any // written after creation when not nil
+		want                       map[string]any
 	}{
-		{"VirtualMachine", "virtualmachines", "  flavorRef: m1.small\n  imageRef: jammy\n", map[string]any{"Flavor": "m1.small", "Image": "jammy"}},
-		{"VirtualMachineSet", "virtualmachinesets", "  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n",
-			map[string]any{"Desired": float64(3)}},
-		{"Port", "ports", "  networkRef: net\n", map[string]any{"Network": "net"}},
-		{"Router", "routers", "  externalGateway: {networkRef: public}\n", map[string]any{"Gateway": "public"}},
+		{"VirtualMachine", "VirtualMachine", "virtualmachines", "  flavorRef: m1.small\n  imageRef: jammy\n", nil, map[string]any{"Flavor": "m1.small", "Image": "jammy"}},
+		{"VirtualMachineSet", "VirtualMachineSet", "virtualmachinesets", set, nil, map[string]any{"Desired": float64(3)}},
+		{"Port", "Port", "ports", "  networkRef: net\n", nil, map[string]any{"Network": "net"}},
+		{"Router", "Router", "routers", "  externalGateway: {networkRef: public}\n", nil, map[string]any{"Gateway": "public"}},
+		{"Subnet", "Subnet", "subnets", "  networkRef: net\n  cidr: 10.0.0.0/24\n", nil, map[string]any{"Network": "net", "CIDR": "10.0.0.0/24"}},
+		{"Flavor", "Flavor", "flavors", "  vcpus: 2\n  ramMiB: 4096\n  diskGiB: 20\n", nil, map[string]any{"VCPUs": float64(2), "RAM MiB": float64(4096), "Disk GiB": float64(20)}},
+		{"HostAggregate", "HostAggregate", "hostaggregates", "  nodeSelector: {disk: ssd}\n  availabilityZone: az1\n", nil, map[string]any{"Zone": "az1"}},
+		{"ServerGroup", "ServerGroup", "servergroups", "  policy: anti-affinity\n", nil, map[string]any{"Policy": "anti-affinity"}},
+		{"VirtualMachine restarts", "VirtualMachine", "virtualmachines", "  flavorRef: f\n  imageRef: i\n", map[string]any{"observedGeneration": int64(1)}, map[string]any{"Restarts": float64(0)}},
+		{"VirtualMachineSet counts", "VirtualMachineSet", "virtualmachinesets", set, map[string]any{"observedGeneration": int64(1)},
+			map[string]any{"Desired": float64(3), "Current": float64(0), "Ready": float64(0), "Up-to-date": float64(0), "Available": float64(0)}},
+		{"KupenstackConfiguration nodes", "KupenstackConfiguration", "kupenstackconfigurations", "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n",
+			map[string]any{"observedGeneration": int64(1)}, map[string]any{"Release": "2026.1", "Nodes": float64(0)}},
 	} {
-		t.Run(tt.kind, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			obj := decode(t, tt.kind, tt.spec)
 			obj.SetName("columns")
+			path := fmt.Sprintf("/apis/kupenstack.io/v1alpha1/namespaces/%s/%s/columns", ns, tt.resource)
+			switch tt.kind {
+			case "Flavor", "HostAggregate":
+				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/columns"
+			case "KupenstackConfiguration": // cluster-scoped, and there is one, named kupenstack
+				obj = decodeLCM(t, tt.kind, "kupenstack", tt.spec)
+				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/kupenstack"
+			}
 			if err := env.Client.Create(env.Ctx, obj); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
 				_ = env.Client.Delete(env.Ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
 			})
-			cells := table(t, fmt.Sprintf("/apis/kupenstack.io/v1alpha1/namespaces/%s/%s/columns", ns, tt.resource))
+			if tt.status != nil {
+				obj.Object["status"] = tt.status
+				if err := env.Client.Status().Update(env.Ctx, obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cells := table(t, path)
 			for col, want := range tt.want {
 				if got, ok := cells[col]; !ok || got != want {
 					t.Errorf("column %s = %v (present %v), want %v; row %v", col, got, ok, want, cells)

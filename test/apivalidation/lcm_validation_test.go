@@ -56,7 +56,7 @@ func TestLCMCreateValidation(t *testing.T) {
 		{"config components", cfg, "kupenstack", base + "  components: [mariadb, rabbitmq, memcached, keystone]\n", ""},
 		{"config unknown component", cfg, "kupenstack", base + "  components: [mariadb, swift]\n", `Unsupported value: "swift"`},
 		{"config empty components", cfg, "kupenstack", base + "  components: []\n", "spec.components"},
-		{"config components and optional", cfg, "kupenstack", base + "  components: [mariadb]\n  optionalComponents: [horizon]\n", "set components (the whole list) or optionalComponents"},
+		{"config components and optional", cfg, "kupenstack", base + "  components: [mariadb]\n  optionalComponents: [horizon]\n", "spec.optionalComponents: Invalid value: set components (the whole list) or optionalComponents"},
 		{"config progress deadline", cfg, "kupenstack", base + "  progressDeadline: 20m\n", ""},
 		{"config progress deadline too short", cfg, "kupenstack", base + "  progressDeadline: 5s\n", "progressDeadline must be between 10s and 24h"},
 		{"config namespace not a name", cfg, "kupenstack", base + "  namespace: OpenStack\n", "namespace must be a namespace name"},

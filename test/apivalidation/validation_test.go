@@ -141,7 +141,7 @@ func TestCreateValidation(t *testing.T) {
 		{"resyncPeriod on a Flavor", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  resyncPeriod: 1x\n", "must be a duration such as 30s"},
 		// Subnet.
 		{"subnet minimal", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n", ""},
-		{"subnet without network", "Subnet", "  cidr: 10.0.0.0/24\n", "networkRef and cidr are required unless the subnet is imported"},
+		{"subnet without network", "Subnet", "  cidr: 10.0.0.0/24\n", "spec.networkRef: Required value: networkRef is required unless the subnet is imported"},
 		{"subnet imported", "Subnet", "  managementPolicy: unmanaged\n  import: {name: x}\n", ""},
 		{"bad cidr", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/33\n", "cidr must be an IPv4 or IPv6 CIDR"},
 		{"not a cidr", "Subnet", "  networkRef: net\n  cidr: ten-dot-zero\n", "cidr must be an IPv4 or IPv6 CIDR"},
@@ -219,7 +219,7 @@ func TestCreateValidation(t *testing.T) {
 		{"fip bad address", "FloatingIP", "  floatingNetworkRef: public\n  floatingIPAddress: somewhere\n", "floatingIPAddress must be an IP address"},
 		// Flavor.
 		{"flavor ok", "Flavor", "  vcpus: 2\n  ramMiB: 512\n  diskGiB: 10\n  extraSpecs: {'hw:cpu_policy': dedicated}\n", ""},
-		{"flavor without sizes", "Flavor", "  diskGiB: 10\n", "vcpus and ramMiB are required unless the flavor is imported"},
+		{"flavor without sizes", "Flavor", "  diskGiB: 10\n", "spec.vcpus: Required value: vcpus is required unless the flavor is imported"},
 		{"flavor zero vcpus", "Flavor", "  vcpus: 0\n  ramMiB: 512\n", "spec.vcpus"},
 		{"flavor reserved extra spec", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'kupenstack:owner-uid': x}\n", "extra specs starting with kupenstack: are reserved"},
 		{"flavor extra spec empty key", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  extraSpecs: {'': x}\n", "spec.extraSpecs: Invalid value: extra spec keys are 1 to 255 letters, digits, spaces, '-', '_', ':' or '.'"},

@@ -3,6 +3,7 @@
 package apivalidation
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -174,6 +175,28 @@ func TestCreateValidation(t *testing.T) {
 		{"pool to the last ipv6 address", "Subnet", "  networkRef: net\n  cidr: 'fd00::/120'\n  allocationPools: [{start: 'fd00::2', end: 'fd00::ff'}]\n", ""},
 		{"gateway in pool", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  gatewayIP: 10.0.0.15\n  allocationPools: [{start: 10.0.0.10, end: 10.0.0.20}]\n", "gatewayIP must not be inside an allocation pool"},
 		{"gateway ipv6 pool start", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::2'\n  allocationPools: [{start: 'fd00::2', end: 'fd00::20'}]\n", "gatewayIP must not be inside an allocation pool"},
+		{"ipv6 pool reversed", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::20', end: 'fd00::10'}]\n", "spec.allocationPools[0].start: Invalid value: start must not be after end"},
+		{"ipv6 pool reversed across groups", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::1:0', end: 'fd00::ffff'}]\n", "start must not be after end"},
+		{"ipv6 pool reversed, other spelling", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'FD00:0:0:0:0:0:0:20', end: 'fd00::001f'}]\n", "start must not be after end"},
+		{"ipv6 pool single address", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::10', end: 'FD00:0::0010'}]\n", ""},
+		{"ipv6 pools overlap", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}, {start: 'fd00::20', end: 'fd00::30'}]\n", "spec.allocationPools: Invalid value: allocation pools must not overlap"},
+		{"ipv6 pools nested", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::90'}, {start: 'fd00:0:0:0::20', end: 'fd00::30'}]\n", "allocation pools must not overlap"},
+		{"ipv6 pools duplicate", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}, {start: 'fd00::10', end: 'fd00::20'}]\n", "allocation pools must not overlap"},
+		{"ipv6 pools adjacent", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::1f'}, {start: 'fd00::20', end: 'fd00::30'}]\n", ""},
+		{"ipv6 pools ok", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::1'\n  allocationPools: [{start: 'fd00::2', end: 'fd00::ff'}, {start: 'fd00::100', end: 'fd00::ffff:ffff:ffff:ffff'}]\n", ""},
+		{"ipv6 pool outside", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fd00::10', end: 'fd00:0:0:1::1'}]\n", "allocation pools must be inside the cidr"},
+		{"ipv6 pool before the cidr", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [{start: 'fc00::10', end: 'fd00::1'}]\n", "allocation pools must be inside the cidr"},
+		{"ipv6 gateway inside pool", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::15'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}]\n", "spec.gatewayIP: Invalid value: gatewayIP must not be inside an allocation pool"},
+		{"ipv6 gateway inside second pool", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::1:5'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}, {start: 'fd00::1:0', end: 'fd00::1:ff'}]\n", "gatewayIP must not be inside an allocation pool"},
+		{"ipv6 gateway pool end", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::20'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}]\n", "gatewayIP must not be inside an allocation pool"},
+		{"ipv6 gateway before pool", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::1'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}]\n", ""},
+		{"ipv6 gateway after pool", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::21'\n  allocationPools: [{start: 'fd00::10', end: 'fd00::20'}]\n", ""},
+		{"ipv6 dotted quad pool reversed", "Subnet", "  networkRef: net\n  cidr: '64:ff9b::/96'\n  allocationPools: [{start: '64:ff9b::10.0.0.20', end: '64:ff9b::10.0.0.10'}]\n", "start must not be after end"},
+		{"ipv6 dotted quad pools overlap", "Subnet", "  networkRef: net\n  cidr: '64:ff9b::/96'\n  allocationPools: [{start: '64:ff9b::10.0.0.10', end: '64:ff9b::a00:14'}, {start: '64:ff9b::10.0.0.20', end: '64:ff9b::10.0.0.30'}]\n", "allocation pools must not overlap"},
+		// The most pools admission allows, each spelled long: the rules stay within the API server's run-time cost budget.
+		{"ipv6 sixteen pools", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  gatewayIP: 'fd00::1'\n  allocationPools: [" + ipv6Pools(16, false) + "]\n", ""},
+		{"ipv6 sixteen pools, last overlapping", "Subnet", "  networkRef: net\n  cidr: 'fd00::/64'\n  allocationPools: [" + ipv6Pools(16, true) + "]\n", "allocation pools must not overlap"},
+		{"ipv6 dotted quad pool ok", "Subnet", "  networkRef: net\n  cidr: '64:ff9b::/96'\n  gatewayIP: '64:ff9b::1'\n  allocationPools: [{start: '64:ff9b::10.0.0.10', end: '64:ff9b::10.0.0.20'}]\n", ""},
 		// SecurityGroup.
 		{"sg rules ok", "SecurityGroup", "  rules:\n  - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 0.0.0.0/0}\n  - {direction: egress, ethertype: IPv6, remoteIPPrefix: '::/0'}\n", ""},
 		{"sg bad direction", "SecurityGroup", "  rules: [{direction: inbound}]\n", `Unsupported value: "inbound"`},
@@ -505,4 +528,21 @@ func TestUpdateRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ipv6Pools is n adjacent IPv6 allocation pools, written uncompressed; with overlap the last one
+// starts inside the one before it.
+func ipv6Pools(n int, overlap bool) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		start := fmt.Sprintf("fd00:0000:0000:0000:0000:0000:%04x:0000", i)
+		if overlap && i == n {
+			start = fmt.Sprintf("fd00:0000:0000:0000:0000:0000:%04x:ffff", i-1)
+		}
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "{start: '%s', end: 'fd00:0000:0000:0000:0000:0000:%04x:ffff'}", start, i)
+	}
+	return b.String()
 }

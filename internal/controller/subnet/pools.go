@@ -10,9 +10,8 @@ import (
 // CheckAllocationPools applies Neutron's rules for allocation pools (validate_allocation_pools:
 // well-formed, not reversed, inside the cidr without its network address, nor the broadcast
 // address of an IPv4 subnet, no overlap, gateway outside every pool) before Neutron is asked.
-// Admission checks the same for IPv4, but CEL cannot order IPv6 addresses: for IPv6 pools (and
-// for objects stored before a rule existed) this is where a mistake is caught, with a message
-// naming the field rather than Neutron's.
+// Admission checks the same (IPv6 by cidr containment, see subnet_types.go); this catches objects
+// stored before a rule existed, with a message naming the field rather than Neutron's.
 func CheckAllocationPools(spec *kupenstackv1.SubnetSpec) error {
 	if len(spec.AllocationPools) == 0 {
 		return nil

@@ -9,8 +9,8 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 )
 
-// TestCheckAllocationPools: Neutron's allocation pool rules, IPv6 above all (CEL cannot order
-// IPv6 addresses, so admission lets reversed and overlapping IPv6 pools through).
+// TestCheckAllocationPools: Neutron's allocation pool rules, IPv6 above all (objects stored
+// before admission's rules existed reach this check).
 func TestCheckAllocationPools(t *testing.T) {
 	type p struct{ start, end string }
 	for _, tt := range []struct {
@@ -33,6 +33,8 @@ func TestCheckAllocationPools(t *testing.T) {
 		{"ipv6 outside", "fd00::/64", "", []p{{"fd00::10", "fd00:0:0:1::1"}}, "allocation pools must be inside the cidr fd00::/64"},
 		{"ipv6 network address", "fd00::/64", "", []p{{"fd00::", "fd00::10"}}, "an allocation pool cannot start at the cidr's network address fd00::"},
 		{"ipv6 gateway in pool", "fd00::/64", "fd00::15", []p{{"fd00::10", "fd00::20"}}, "spec.gatewayIP: gatewayIP must not be inside an allocation pool (spec.allocationPools[0] is fd00::10-fd00::20)"},
+		{"ipv6 dotted quad reversed", "64:ff9b::/96", "", []p{{"64:ff9b::10.0.0.20", "64:ff9b::10.0.0.10"}}, "start must not be after end"},
+		{"ipv6 dotted quad overlap", "64:ff9b::/96", "", []p{{"64:ff9b::10.0.0.10", "64:ff9b::a00:14"}, {"64:ff9b::10.0.0.20", "64:ff9b::10.0.0.30"}}, "allocation pools must not overlap"},
 		{"ipv6 gateway disabled", "fd00::/64", "", []p{{"fd00::10", "fd00::20"}}, ""},
 		{"mixed versions", "fd00::/64", "", []p{{"10.0.0.1", "fd00::20"}}, "start and end must be of the cidr's IP version"},
 		{"ipv4 pool in ipv6 subnet", "fd00::/64", "", []p{{"10.0.0.1", "10.0.0.2"}}, "start and end must be of the cidr's IP version"},

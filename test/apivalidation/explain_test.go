@@ -22,19 +22,7 @@ import (
 // says the default. Runs on the generated CRDs, so a new field without a doc comment in
 // api/v1alpha1 fails here.
 func TestExplainDocumentsEveryField(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.UnmarshalStrict(b, &crd); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, crd := range generatedCRDs(t) {
 		for _, v := range crd.Spec.Versions {
 			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 				t.Errorf("%s %s: no schema", crd.Spec.Names.Kind, v.Name)
@@ -101,4 +89,26 @@ func undocumented(path string, p apiextensionsv1.JSONSchemaProps) []string {
 		}
 	}
 	return out
+}
+
+// generatedCRDs are the CRDs controller-gen wrote into config/crd/bases.
+func generatedCRDs(t *testing.T) []apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs: %v", err)
+	}
+	var crds []apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(b, &crd); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		crds = append(crds, crd)
+	}
+	return crds
 }

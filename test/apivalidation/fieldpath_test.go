@@ -1,17 +1,11 @@
 package apivalidation
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
-
-	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
 // expectField: the API server's refusal names the offending field (its path, then ": "), not
@@ -121,19 +115,7 @@ func TestUpdateFieldPaths(t *testing.T) {
 		{"network import added", "Network", "  description: a\n", []string{"import"}, map[string]any{"name": "public"}, "spec.import", "import is immutable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := decode(t, tt.kind, tt.spec)
-			obj.SetName("fp-" + strings.ReplaceAll(tt.name, " ", "-"))
-			if err := env.Client.Create(env.Ctx, obj); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
-			path := append([]string{"spec"}, tt.path...)
-			if tt.value == nil {
-				unstructured.RemoveNestedField(obj.Object, path...)
-			} else if err := unstructured.SetNestedField(obj.Object, tt.value, path...); err != nil {
-				t.Fatal(err)
-			}
-			err := env.Client.Update(env.Ctx, obj)
+			err := updateSpec(t, tt.kind, tt.spec, "fp-"+strings.ReplaceAll(tt.name, " ", "-"), tt.path, tt.value)
 			expectAdmission(t, err, tt.wantErr)
 			expectField(t, err, tt.field)
 		})
@@ -145,19 +127,7 @@ func TestUpdateFieldPaths(t *testing.T) {
 // \"object\"". Rules on a nested object (spec.import, spec.charts, a list item) are named by that
 // object's own path and may stay without one.
 func TestRulesOnObjectsNameAField(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.UnmarshalStrict(b, &crd); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, crd := range generatedCRDs(t) {
 		for _, v := range crd.Spec.Versions {
 			root := v.Schema.OpenAPIV3Schema
 			check := func(where string, rules apiextensionsv1.ValidationRules) {

@@ -507,19 +507,7 @@ func TestUpdateRules(t *testing.T) {
 		{"aggregate selector", "HostAggregate", "  nodeSelector: {disk: ssd}\n", []string{"nodeSelector"}, map[string]any{"disk": "nvme"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := decode(t, tt.kind, tt.spec)
-			obj.SetName(strings.ReplaceAll(tt.name, " ", "-"))
-			if err := env.Client.Create(env.Ctx, obj); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
-			path := append([]string{"spec"}, tt.path...)
-			if tt.value == nil {
-				unstructured.RemoveNestedField(obj.Object, path...)
-			} else if err := unstructured.SetNestedField(obj.Object, tt.value, path...); err != nil {
-				t.Fatal(err)
-			}
-			err := env.Client.Update(env.Ctx, obj)
+			err := updateSpec(t, tt.kind, tt.spec, strings.ReplaceAll(tt.name, " ", "-"), tt.path, tt.value)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("rejected an allowed change: %v", err)
@@ -528,6 +516,25 @@ func TestUpdateRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// updateSpec creates an object of kind with spec called name (deleted after the test), then
+// sets spec.<path> to value (removes it when value is nil) and returns the update's error.
+func updateSpec(t *testing.T, kind, spec, name string, path []string, value any) error {
+	t.Helper()
+	obj := decode(t, kind, spec)
+	obj.SetName(name)
+	if err := env.Client.Create(env.Ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, obj) })
+	path = append([]string{"spec"}, path...)
+	if value == nil {
+		unstructured.RemoveNestedField(obj.Object, path...)
+	} else if err := unstructured.SetNestedField(obj.Object, value, path...); err != nil {
+		t.Fatal(err)
+	}
+	return env.Client.Update(env.Ctx, obj)
 }
 
 // ipv6Pools is n adjacent IPv6 allocation pools, written uncompressed; with overlap the last one

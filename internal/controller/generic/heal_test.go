@@ -146,23 +146,30 @@ func waitKeyPair(t *testing.T, key client.ObjectKey, what string, ok func(*kupen
 	}
 }
 
+// readyHealKeyPair creates a KeyPair carrying the heal policy and waits until it is Ready: its key
+// and its resource's ID. A short per-object check period is what notices a failure here (VMs use a
+// list).
+func readyHealKeyPair(t *testing.T, ns, name, policy string) (client.ObjectKey, string) {
+	t.Helper()
+	k := &kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"policy": policy}},
+		Spec: kupenstackv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA test"}}
+	k.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: time.Second}
+	if err := env.Client.Create(env.Ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(k)
+	return key, waitKeyPair(t, key, "created", func(k *kupenstackv1.KeyPair) bool {
+		return k.Status.ID != "" && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
+	}).Status.ID
+}
+
 // TestHealing drives the engine's healing hook: a failed resource is deleted and replaced, left
 // alone with Degraded, or replaced after a backoff; a vanished one is replaced too.
 func TestHealing(t *testing.T) {
 	ns := readyNamespace(t)
 	for _, policy := range []string{"replace", "never", "backoff"} {
 		t.Run(policy, func(t *testing.T) {
-			k := &kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: policy, Namespace: ns, Labels: map[string]string{"policy": policy}},
-				Spec: kupenstackv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA test"}}
-			// A short per-object check period is what notices the failure here (VMs use a list).
-			k.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: time.Second}
-			if err := env.Client.Create(env.Ctx, k); err != nil {
-				t.Fatal(err)
-			}
-			key := client.ObjectKeyFromObject(k)
-			first := waitKeyPair(t, key, "created", func(k *kupenstackv1.KeyPair) bool {
-				return k.Status.ID != "" && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
-			}).Status.ID
+			key, first := readyHealKeyPair(t, ns, policy, policy)
 			healFake.fail(first)
 
 			if policy == "never" {
@@ -314,16 +321,7 @@ func TestDeleteAskedOnce(t *testing.T) {
 // attempts), and only after the delete went through.
 func TestHealRecordedOnceWhenDeleteFails(t *testing.T) {
 	ns := readyNamespace(t)
-	k := &kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Name: "delete-fails", Namespace: ns, Labels: map[string]string{"policy": "replace"}},
-		Spec: kupenstackv1.KeyPairSpec{PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA test"}}
-	k.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: time.Second}
-	if err := env.Client.Create(env.Ctx, k); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(k)
-	first := waitKeyPair(t, key, "created", func(k *kupenstackv1.KeyPair) bool {
-		return k.Status.ID != "" && meta.IsStatusConditionTrue(k.Status.Conditions, kupenstackv1.ConditionReady)
-	}).Status.ID
+	key, first := readyHealKeyPair(t, ns, "delete-fails", "replace")
 	healFake.failDeletes(first, 3)
 	healFake.fail(first)
 

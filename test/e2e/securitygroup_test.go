@@ -100,6 +100,16 @@ func TestSecurityGroupRulesAsSet(t *testing.T) {
 	}
 	waitRules("ingress/IPv4/tcp/22-22/192.0.2.0/24", "egress/IPv6//0-0/")
 
+	// One an admin adds as `openstack security group rule create` does, owned by the admin's own
+	// project: the group's project cannot even see it to delete it, and it must go all the same.
+	if _, err := rules.Create(ctx, neutronAdmin, rules.CreateOpts{
+		Direction: rules.DirIngress, EtherType: rules.EtherType4, SecGroupID: got.Status.ID, Protocol: rules.ProtocolTCP,
+		PortRangeMin: 22, PortRangeMax: 22, RemoteIPPrefix: "0.0.0.0/0",
+	}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	waitRules("ingress/IPv4/tcp/22-22/192.0.2.0/24", "egress/IPv6//0-0/")
+
 	if err := env.Client.Delete(ctx, &got); err != nil {
 		t.Fatal(err)
 	}

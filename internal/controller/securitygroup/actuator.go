@@ -2,6 +2,7 @@
 package securitygroup
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -136,6 +137,10 @@ func desiredRules(s generic.Scope, sg *kupenstackv1.SecurityGroup, ownID string)
 	return out
 }
 
+func ruleOwner(r rules.SecGroupRule) string { return cmp.Or(r.ProjectID, r.TenantID) }
+
+func groupOwner(g *groups.SecGroup) string { return cmp.Or(g.ProjectID, g.TenantID) }
+
 func keyOf(r rules.SecGroupRule) ruleKey {
 	k := ruleKey{direction: r.Direction, ethertype: r.EtherType, protocol: r.Protocol,
 		portMin: r.PortRangeMin, portMax: r.PortRangeMax, remoteGroup: r.RemoteGroupID}
@@ -168,7 +173,16 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 			have[k] = true
 			continue
 		}
-		if err := rules.Delete(ctx, sc, r.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
+		del := sc
+		if owner := ruleOwner(r); owner != "" && owner != groupOwner(cur) {
+			// A rule another project owns (an admin's `openstack security group rule create`
+			// into this group): Neutron hides it from the group project's token, which is
+			// answered 404 on delete, so only the admin scope can remove it.
+			if del, err = s.Clients.Network(ctx, ""); err != nil {
+				return cur, changed, err
+			}
+		}
+		if err := rules.Delete(ctx, del, r.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
 			return cur, changed, fmt.Errorf("removing rule %s: %w", r.ID, err)
 		}
 		changed = true

@@ -99,13 +99,18 @@ type blockedError struct{ msg string }
 
 func (e *blockedError) Error() string { return e.msg }
 
-func blockedAddress(host string, addr netip.Addr, rule, via string) *blockedError {
+// describeAddress names addr as a refusal shows it: with the host it was resolved from, if any.
+func describeAddress(host string, addr netip.Addr) string {
 	what := addr.String()
 	if host != "" && host != what {
 		what = host + " (" + what + ")"
 	}
+	return what
+}
+
+func blockedAddress(host string, addr netip.Addr, rule, via string) *blockedError {
 	return &blockedError{fmt.Sprintf("image sources may not be %s addresses: %s is one%s (an admin can allow "+
-		"a range with the operator's --image-source-allowed-cidrs)", rule, what, via)}
+		"a range with the operator's --image-source-allowed-cidrs)", rule, describeAddress(host, addr), via)}
 }
 
 // check returns a *blockedError when addr may not be reached. The admin's blocked ranges come
@@ -120,12 +125,8 @@ func (p SourcePolicy) check(host string, addr netip.Addr) error {
 	}
 	for _, b := range p.Blocked {
 		if b.Contains(addr) || nat64 && b.Contains(inner) {
-			what := addr.String()
-			if host != "" && host != what {
-				what = host + " (" + what + ")"
-			}
 			return &blockedError{fmt.Sprintf("image sources may not be in %s, which the admin blocked "+
-				"(the operator's --image-source-blocked-cidrs): %s is in it%s", b, what, via)}
+				"(the operator's --image-source-blocked-cidrs): %s is in it%s", b, describeAddress(host, addr), via)}
 		}
 	}
 	for _, a := range p.Allowed {

@@ -67,10 +67,11 @@ const (
 // digits only, a trailing % for a percentage.
 func scaled(v *intstr.IntOrString, replicas int, roundUp bool, maxPercent int) (int, error) {
 	if v.Type == intstr.Int {
-		if n := v.IntValue(); n < 0 || n > maxBoundNumber {
+		n := v.IntValue()
+		if n < 0 || n > maxBoundNumber {
 			return 0, fmt.Errorf("%d is not a number from 0 to %d; correct it", n, maxBoundNumber)
 		}
-		return v.IntValue(), nil
+		return n, nil
 	}
 	digits, isPercent := strings.CutSuffix(v.StrVal, "%")
 	pct, err := strconv.Atoi(digits)

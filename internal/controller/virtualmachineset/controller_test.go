@@ -80,18 +80,18 @@ func settle(t *testing.T, set *kupenstackv1.VirtualMachineSet, want int) {
 	}
 }
 
-func TestScaleAndRoll(t *testing.T) {
-	env.Require(t)
-	ns := "vmset"
+// createRollingSet creates namespace ns and in it a set of replicas VMs labelled app=name (flavor
+// small, image v1) rolling one VM at a time (maxSurge 1, maxUnavailable 0).
+func createRollingSet(t *testing.T, ns, name string, replicas int32) *kupenstackv1.VirtualMachineSet {
+	t.Helper()
 	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	three := int32(3)
-	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
-		Replicas: &three,
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Replicas: &replicas,
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
+			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": kupenstackv1.LabelValue(name)}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
@@ -100,6 +100,12 @@ func TestScaleAndRoll(t *testing.T) {
 	if err := env.Client.Create(env.Ctx, set); err != nil {
 		t.Fatal(err)
 	}
+	return set
+}
+
+func TestScaleAndRoll(t *testing.T) {
+	env.Require(t)
+	set := createRollingSet(t, "vmset", "web", 3)
 	settle(t, set, 3)
 	first := vms(t, set)
 	for _, vm := range first {
@@ -267,24 +273,7 @@ func withRelaxedMaxSurge(t *testing.T, write func() error) {
 // and a Warning Event, and the set touches none of its VMs; a corrected value lets it go on.
 func TestBadStoredMaxSurgeDegrades(t *testing.T) {
 	env.Require(t)
-	ns := "vmset-badsurge"
-	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	two := int32(2)
-	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
-		Replicas: &two,
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-		Template: kupenstackv1.VirtualMachineTemplate{
-			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "db"}},
-			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
-		},
-		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy, RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
-			MaxSurge: ptr(intstr.FromInt32(1)), MaxUnavailable: ptr(intstr.FromInt32(0))}},
-	}}
-	if err := env.Client.Create(env.Ctx, set); err != nil {
-		t.Fatal(err)
-	}
+	set := createRollingSet(t, "vmset-badsurge", "db", 2)
 	settle(t, set, 2)
 	before := vms(t, set)
 
@@ -316,7 +305,7 @@ func TestBadStoredMaxSurgeDegrades(t *testing.T) {
 	}
 	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "a Warning Event", func() error {
 		var events eventsv1.EventList
-		if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+		if err := env.Client.List(env.Ctx, &events, client.InNamespace(set.Namespace)); err != nil {
 			return err
 		}
 		for _, e := range events.Items {

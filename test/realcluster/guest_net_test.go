@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -76,6 +77,17 @@ openstack network show `+externalNetwork+` -f value -c router:external`); err !=
 	t.Cleanup(func() {
 		// Gone already when the openvswitch pod stopped before this runs.
 		_ = exec.Command("ip", "addr", "del", externalHostAddr, "dev", externalBridge).Run()
+	})
+	// The routers' gateway is the host: whatever a guest sends beyond the cloud (to an address not
+	// on this machine) would be forwarded off it. Nothing may leave by br-ex but to the host.
+	noForward := []string{"FORWARD", "-i", externalBridge, "-m", "comment", "--comment", "kupenstack test: guests reach nothing beyond the host", "-j", "DROP"}
+	if out, err := exec.Command("iptables", append([]string{"-w", "-I"}, noForward...)...).CombinedOutput(); err != nil {
+		t.Fatalf("iptables -I %v: %v: %s", noForward, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("iptables", append([]string{"-w", "-D"}, noForward...)...).CombinedOutput(); err != nil {
+			t.Errorf("iptables -D %v: %v: %s", noForward, err, out)
+		}
 	})
 }
 
@@ -286,7 +298,9 @@ func killQEMU(t *testing.T, server string) int {
 // pinned to the one the console printed), showing the metadata's hostname, the fixed address and
 // the user data's file; the QEMU process killed on the node, the operator starts the server again
 // and SSH answers at the same floating IP.
-func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) {
+//
+// It returns the floating IP and the host key the guest offers now.
+func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) (string, ssh.PublicKey) {
 	t.Helper()
 	hostname := ""
 	for _, l := range console {
@@ -326,6 +340,10 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 	}
 	var sg kupenstackv1.SecurityGroup
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: "web"}, &sg); err != nil {
+		t.Fatal(err)
+	}
+	ruleDriftRepaired(ctx, t, c, cl, &sg, addr)
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(&sg), &sg); err != nil {
 		t.Fatal(err)
 	}
 	sg.Spec.Rules = append(sg.Spec.Rules, kupenstackv1.SecurityGroupRule{Direction: "ingress", Ethertype: "IPv4",
@@ -371,4 +389,55 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 	}) {
 		t.Errorf("after the restart the guest offered host key %s, which its console did not print", ssh.FingerprintSHA256(seen))
 	}
+	return addr, seen
+}
+
+// ruleDriftRepaired adds a port-22 rule to the security group behind the operator's back, as an
+// admin with the openstack CLI would; the operator's drift check (the group's own resyncPeriod)
+// removes it, with an Updated event, and SSH to addr is dropped again. Whether SSH answered while
+// the rule lived is logged: the window is the drift check's period, too short to assert on.
+func ruleDriftRepaired(ctx context.Context, t *testing.T, c *cluster, cl client.Client, sg *kupenstackv1.SecurityGroup, addr string) {
+	t.Helper()
+	start := time.Now()
+	opened := make(chan bool, 1)
+	probeCtx, stop := context.WithCancel(ctx)
+	go func() {
+		for probeCtx.Err() == nil {
+			conn, err := externalDialer(2*time.Second).DialContext(probeCtx, "tcp", net.JoinHostPort(addr, "22"))
+			if err == nil {
+				conn.Close()
+				opened <- true
+				return
+			}
+			time.Sleep(time.Second)
+		}
+		opened <- false
+	}()
+	out, err := openstackShell(ctx, t, c, "sg-drift", `
+id=$(openstack security group rule create --ingress --ethertype IPv4 --protocol tcp --dst-port 22 -f value -c id `+sg.Status.ID+`)
+start=$(date +%s)
+while openstack security group rule show "$id" >/dev/null 2>&1; do
+  if [ $(( $(date +%s) - start )) -ge 180 ]; then echo "rule $id still there"; exit 1; fi
+  sleep 2
+done
+echo "rule $id removed"`)
+	stop()
+	if err != nil {
+		t.Fatalf("security group %s: a port-22 rule added out of band was not removed: %q %v", sg.Name, out, err)
+	}
+	var events eventsv1.EventList
+	if err := cl.List(ctx, &events, client.InNamespace(sg.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+		return e.Regarding.Kind == "SecurityGroup" && e.Regarding.Name == sg.Name && e.Reason == "Updated" &&
+			(!e.EventTime.Time.Before(start) || e.Series != nil && !e.Series.LastObservedTime.Time.Before(start))
+	}) {
+		t.Errorf("security group %s: the out-of-band rule went, but no Updated event says the operator removed it", sg.Name)
+	}
+	if err := sshBlocked(ctx, addr); err != nil {
+		t.Errorf("SSH to %s after the out-of-band rule was removed: %v", addr, err)
+	}
+	t.Logf("tenant: a port-22 rule added out of band removed by the drift check: %s (SSH answered meanwhile: %v); SSH dropped again",
+		time.Since(start).Round(time.Second), <-opened)
 }

@@ -32,11 +32,14 @@ const tenantNamespace = "tenant-a"
 // libvirt with an address from neutron, and the guest really boots: its console shows that
 // address taken by DHCP, the metadata service's answer with the key pair, and its user data run.
 // From outside the cloud (the host, through br-ex), the floating IP answers HTTP; SSH is dropped
-// until the security group allows port 22, then the test logs in with the KeyPair's key and
-// finds the guest's hostname, fixed address and user data's work. The QEMU process killed on the
-// node, the operator restarts the server (restartPolicy Always) and SSH answers again at the same
-// floating IP. Deleting the namespace deletes the server and the project: nothing is left in the
-// cloud.
+// until the security group allows port 22 (a port-22 rule added out of band is removed by the
+// drift check first), then the test logs in with the KeyPair's key and finds the guest's
+// hostname, fixed address and user data's work. The QEMU process killed on the node, the
+// operator restarts the server (restartPolicy Always) and SSH answers again at the same floating
+// IP. From that VM, over SSH: a VM on a second network answers only once its subnet is on the
+// router (throughTheRouter), and a VirtualMachineSet of web servers on the first network rolls to
+// a new template under a probe (vmSetRollout). Deleting the namespace deletes the servers and the
+// project: nothing is left in the cloud.
 func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, payload []byte) {
 	t.Helper()
 	start := time.Now()
@@ -70,11 +73,14 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 			ExternalGateway: &kupenstackv1.RouterGateway{NetworkRef: externalNetwork},
 			Interfaces:      []kupenstackv1.RouterInterface{{SubnetRef: "sub"}}}},
 		// Egress (DHCP, metadata) and the web page; SSH is added later, to see it blocked first.
-		&kupenstackv1.SecurityGroup{ObjectMeta: inNS("web"), Spec: kupenstackv1.SecurityGroupSpec{Rules: []kupenstackv1.SecurityGroupRule{
-			{Direction: "egress", Ethertype: "IPv4"},
-			{Direction: "ingress", Ethertype: "IPv4", Protocol: "tcp", PortRangeMin: ptr.To(80), PortRangeMax: ptr.To(80)},
-			{Direction: "ingress", Ethertype: "IPv4", Protocol: "icmp"},
-		}}},
+		// Its own drift check every 15s repairs the rule added out of band (ruleDriftRepaired).
+		&kupenstackv1.SecurityGroup{ObjectMeta: inNS("web"), Spec: kupenstackv1.SecurityGroupSpec{
+			ManagedSpec: kupenstackv1.ManagedSpec{ResyncPeriod: &kupenstackv1.Duration{Duration: 15 * time.Second}},
+			Rules: []kupenstackv1.SecurityGroupRule{
+				{Direction: "egress", Ethertype: "IPv4"},
+				{Direction: "ingress", Ethertype: "IPv4", Protocol: "tcp", PortRangeMin: ptr.To(80), PortRangeMax: ptr.To(80)},
+				{Direction: "ingress", Ethertype: "IPv4", Protocol: "icmp"},
+			}}},
 		&kupenstackv1.Port{ObjectMeta: inNS("vm-port"), Spec: kupenstackv1.PortSpec{NetworkRef: "net", SecurityGroupRefs: []string{"web"}}},
 		&kupenstackv1.FloatingIP{ObjectMeta: inNS("vm-ip"), Spec: kupenstackv1.FloatingIPSpec{FloatingNetworkRef: externalNetwork, PortRef: "vm-port"}},
 		&kupenstackv1.KeyPair{ObjectMeta: inNS("key"), Spec: kupenstackv1.KeyPairSpec{PublicKey: authorizedKey}},
@@ -87,7 +93,9 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		Networks:      []kupenstackv1.VirtualMachineNIC{{PortRef: "vm-port"}},
 		RestartPolicy: kupenstackv1.RestartPolicyAlways,
 	}}
-	for _, o := range append(objects, vm) {
+	// A second network with a VM and a set of web servers boot beside the first VM; they are
+	// checked from it later (throughTheRouter, vmSetRollout).
+	for _, o := range append(append(objects, vm), append(otherNetwork(ns), webSet(ns)...)...) {
 		if err := cl.Create(ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
@@ -143,7 +151,11 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	}
 	t.Logf("tenant: the guest's console: %q", console)
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))
-	guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
+	fip, hostKey := guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
+	probe := &guestProbe{addr: fip, hostKey: hostKey, signer: signer}
+	defer probe.Close()
+	throughTheRouter(ctx, t, c, cl, ns, probe)
+	vmSetRollout(ctx, t, cl, ns, probe)
 
 	// Deleting the namespace deletes its resources, then the project.
 	start = time.Now()

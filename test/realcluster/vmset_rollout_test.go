@@ -2,6 +2,7 @@ package realcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -29,48 +30,46 @@ const (
 	rolloutMinReady       = 45
 )
 
-// vmSetRollout: a VirtualMachineSet of web servers on the tenant's network rolls to a new
-// template (another user data, which serves another version) while a probe on the tenant's
-// first VM (reached over SSH through its floating IP, as the members have no address outside the
-// cloud) asks every member for its version each second. The members answering never fall below
-// replicas - maxUnavailable; the lowest count, the rollout's time and the probe's ticks are
-// logged. The set is deleted with the namespace.
-func vmSetRollout(ctx context.Context, t *testing.T, cl client.Client, ns, probeAddr string, hostKey ssh.PublicKey, signer ssh.Signer) {
-	t.Helper()
+// webSet is a VirtualMachineSet of web servers on the tenant's network, each serving the version
+// its template's user data writes, and the two user data Secrets (v1, v2). It is created with the
+// tenant's other objects, so its members boot while the first VM is checked.
+func webSet(ns string) []client.Object {
 	page := func(v string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-" + v, Namespace: ns}, StringData: map[string]string{
 			// The guest makes /srv/www (its web root) only after the user data has run.
 			"script": "#!/bin/sh\nmkdir -p /srv/www && echo " + v + " > /srv/www/version\n"}}
 	}
-	for _, s := range []*corev1.Secret{page("v1"), page("v2")} {
-		if err := cl.Create(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	labels := map[string]string{"app": "web"}
-	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+	return []client.Object{page("v1"), page("v2"), &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: kupenstackv1.VirtualMachineSetSpec{
 			Replicas:        ptr.To[int32](rolloutReplicas),
-			Selector:        metav1.LabelSelector{MatchLabels: labels},
+			Selector:        metav1.LabelSelector{MatchLabels: webLabels},
 			MinReadySeconds: rolloutMinReady,
 			Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy,
 				RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
 					MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(rolloutMaxUnavailable))}},
-			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: labels},
+			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: webLabels},
 				Spec: kupenstackv1.VirtualMachineSpec{FlavorRef: "rc-nano", ImageRef: "guest", KeyPairRef: "key",
 					UserData:          &kupenstackv1.SecretKeyRef{Name: "web-v1", Key: "script"},
 					Networks:          []kupenstackv1.VirtualMachineNIC{{NetworkRef: "net"}},
 					SecurityGroupRefs: []string{"web"}}},
-		}}
-	if err := cl.Create(ctx, set); err != nil {
+		}}}
+}
+
+var webLabels = map[string]string{"app": "web"}
+
+// vmSetRollout: the webSet rolls to a new template (another user data, which serves another
+// version) while the probe, the tenant's first VM on the same network, asks every member for its
+// version each second. First every member must answer v1 (VMs on one network reach each other);
+// during the rollout the members answering never fall below replicas - maxUnavailable; the
+// lowest count, the rollout's time and the probe's ticks are logged. The set is deleted with the
+// namespace.
+func vmSetRollout(ctx context.Context, t *testing.T, cl client.Client, ns string, probe *guestProbe) {
+	t.Helper()
+	set := &kupenstackv1.VirtualMachineSet{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, set); err != nil {
 		t.Fatal(err)
 	}
-
-	probe, err := dialGuest(ctx, probeAddr, hostKey, signer)
-	if err != nil {
-		t.Fatalf("the probe's SSH to %s: %v", probeAddr, err)
-	}
-	defer probe.Close()
+	labels := webLabels
 	// answering asks every member with an address for /version: member name -> version.
 	answering := func() (map[string]string, error) {
 		var vms kupenstackv1.VirtualMachineList
@@ -87,14 +86,13 @@ func vmSetRollout(ctx context.Context, t *testing.T, cl client.Client, ns, probe
 		if script.Len() == 0 {
 			return map[string]string{}, nil
 		}
-		sess, err := probe.NewSession()
+		// Members that do not answer are left out; the script's own status is that of the last one.
+		out, err := probe.run(ctx, script.String(), 20*time.Second)
 		if err != nil {
 			return nil, err
 		}
-		defer sess.Close()
-		out, _ := sess.Output(script.String()) // members that do not answer are left out
 		got := map[string]string{}
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			if name, v, ok := strings.Cut(l, " "); ok {
 				got[name] = v
 			}
@@ -169,6 +167,64 @@ func describe(m map[string]string) string {
 	}
 	sort.Strings(parts)
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// guestProbe runs shell scripts on a guest over SSH (root, the KeyPair's key, the host key its
+// console printed), keeping one connection and dialing again after any failure.
+type guestProbe struct {
+	addr    string
+	hostKey ssh.PublicKey
+	signer  ssh.Signer
+	client  *ssh.Client
+}
+
+func (p *guestProbe) Close() {
+	if p.client != nil {
+		p.client.Close()
+		p.client = nil
+	}
+}
+
+// run runs script and returns its output, whatever its exit status; a session that has not ended
+// within d is given up (and the connection with it), so a stalled probe never stalls the test.
+func (p *guestProbe) run(ctx context.Context, script string, d time.Duration) (string, error) {
+	if p.client == nil {
+		c, err := dialGuest(ctx, p.addr, p.hostKey, p.signer)
+		if err != nil {
+			return "", err
+		}
+		p.client = c
+	}
+	sess, err := p.client.NewSession()
+	if err != nil {
+		p.Close()
+		return "", err
+	}
+	defer sess.Close()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := sess.Output(script)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		var exit *ssh.ExitError
+		if r.err != nil && !errors.As(r.err, &exit) {
+			p.Close()
+			return "", r.err
+		}
+		return string(r.out), nil
+	case <-time.After(d):
+		p.Close()
+		return "", fmt.Errorf("%s: the probe's session did not end within %s", p.addr, d)
+	case <-ctx.Done():
+		p.Close()
+		return "", ctx.Err()
+	}
 }
 
 // dialGuest is an SSH client to root@addr with signer, the guest offering hostKey.

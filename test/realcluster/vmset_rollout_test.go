@@ -47,7 +47,7 @@ func webSet(ns string) []client.Object {
 			Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy,
 				RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{
 					MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(rolloutMaxUnavailable))}},
-			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: webLabels},
+			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 				Spec: kupenstackv1.VirtualMachineSpec{FlavorRef: "rc-nano", ImageRef: "guest", KeyPairRef: "key",
 					UserData:          &kupenstackv1.SecretKeyRef{Name: "web-v1", Key: "script"},
 					Networks:          []kupenstackv1.VirtualMachineNIC{{NetworkRef: "net"}},

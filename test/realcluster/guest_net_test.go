@@ -417,14 +417,32 @@ func ruleDriftRepaired(ctx context.Context, t *testing.T, c *cluster, cl client.
 id=$(openstack security group rule create --ingress --ethertype IPv4 --protocol tcp --dst-port 22 -f value -c id `+sg.Status.ID+`)
 start=$(date +%s)
 while openstack security group rule show "$id" >/dev/null 2>&1; do
-  if [ $(( $(date +%s) - start )) -ge 180 ]; then echo "rule $id still there"; exit 1; fi
+  if [ $(( $(date +%s) - start )) -ge 90 ]; then
+    echo "rule $id still there after 90s"
+    openstack security group rule show "$id" -f value -c project_id -c security_group_id
+    openstack security group show `+sg.Status.ID+` -f value -c project_id
+    exit 1
+  fi
   sleep 2
 done
-echo "rule $id removed"`)
+echo "rule $id removed after $(( $(date +%s) - start ))s"`)
 	stop()
 	if err != nil {
-		t.Fatalf("security group %s: a port-22 rule added out of band was not removed: %q %v", sg.Name, out, err)
+		var now kupenstackv1.SecurityGroup
+		_ = cl.Get(ctx, client.ObjectKeyFromObject(sg), &now)
+		var evs eventsv1.EventList
+		_ = cl.List(ctx, &evs, client.InNamespace(sg.Namespace))
+		var mine []string
+		for _, e := range evs.Items {
+			if e.Regarding.Name == sg.Name {
+				mine = append(mine, e.Reason+": "+e.Note)
+			}
+		}
+		t.Errorf("security group %s: a port-22 rule added out of band was not removed: %q %v\nstatus rules: %+v\nlast sync %v, conditions %s\nevents: %q",
+			sg.Name, out, err, now.Status.Resource, now.Status.LastSyncTime, conditionsOf(&now), mine)
+		return
 	}
+	t.Logf("tenant: %s", out)
 	var events eventsv1.EventList
 	if err := cl.List(ctx, &events, client.InNamespace(sg.Namespace)); err != nil {
 		t.Fatal(err)

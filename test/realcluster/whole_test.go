@@ -1,23 +1,19 @@
 package realcluster
 
 import (
-	"bytes"
 	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/yaml"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/imagebuild"
@@ -139,66 +135,32 @@ func TestWholeCloud(t *testing.T) {
 	}
 }
 
-// wholeCloudSample reads config/samples/lcm/one-node.yaml: its profile, with every images.tags key
-// the 2025.1 release file maps and pull policy Never, in the operator's namespace; its
-// configuration, on this cluster's node, with the charts of the charts pod.
+// wholeCloudSample reads config/samples/lcm/one-node.yaml and readies it for this cluster's node
+// with the images of its release (imported beforehand) and the charts of the charts pod.
 func wholeCloudSample(t *testing.T, root, node string) (*kupenstackv1.OpenstackCloudConfigurationProfile, *kupenstackv1.KupenstackConfiguration) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "config", "samples", "lcm", "one-node.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var profile *kupenstackv1.OpenstackCloudConfigurationProfile
-	var cfg *kupenstackv1.KupenstackConfiguration
-	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			t.Fatal(err)
-		}
-		switch meta.Kind {
-		case "OpenstackCloudConfigurationProfile":
-			profile = &kupenstackv1.OpenstackCloudConfigurationProfile{}
-			err = yaml.UnmarshalStrict(doc, profile)
-		case "KupenstackConfiguration":
-			cfg = &kupenstackv1.KupenstackConfiguration{}
-			err = yaml.UnmarshalStrict(doc, cfg)
-		}
-		if err != nil {
-			t.Fatalf("one-node.yaml: %v", err)
-		}
-	}
-	if profile == nil || cfg == nil {
-		t.Fatal("one-node.yaml: want a profile and a configuration")
+	sample, err := imagebuild.ParseCloudSample(data)
+	if err != nil {
+		t.Fatalf("one-node.yaml: %v", err)
 	}
 	imagesDir := filepath.Join(root, "images")
 	recipes, err := imagebuild.LoadRecipes(imagesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, cfg.Spec.Release), recipes)
+	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, "2025.1"), recipes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile.Namespace = operatorNamespace
-	profile.Spec.ImagePullPolicy = corev1.PullNever
-	if profile.Spec.Components == nil {
-		profile.Spec.Components = map[string]kupenstackv1.ComponentProfile{}
+	charts := kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"}
+	if err := rel.UseImages(sample, operatorNamespace, node, charts); err != nil {
+		t.Fatalf("one-node.yaml: %v", err)
 	}
-	for chart, images := range rel.Charts {
-		cp := profile.Spec.Components[chart]
-		cp.Images = images
-		profile.Spec.Components[chart] = cp
-	}
-	cfg.Spec.DefaultProfile = kupenstackv1.ProfileReference{Name: profile.Name, Namespace: profile.Namespace}
-	cfg.Spec.Charts = kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"}
-	if len(cfg.Spec.Nodes) != 1 {
-		t.Fatalf("one-node.yaml: %d nodes", len(cfg.Spec.Nodes))
-	}
-	cfg.Spec.Nodes[0].Name = node
-	if strings.TrimSpace(cfg.Spec.Release) != "2025.1" {
-		t.Fatalf("one-node.yaml: release %q, want the images' 2025.1", cfg.Spec.Release)
-	}
-	return profile, cfg
+	return sample.Profile, sample.Configuration
 }
 
 // withValues: a copy of base with more values.

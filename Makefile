@@ -150,14 +150,22 @@ guest-image: ## Build the test VMs' bootable disk (raw, ~19 MiB; kernel, busybox
 test-guest-image: ## Boot the test VMs' disk in QEMU (KVM if usable, else TCG) and check its console contract, metadata, SSH and power button.
 	hack/guest-image.sh test
 
-##@ Quickstart (root; 127.0.0.1 only; see hack/quickstart.sh)
+##@ Quickstart (root; see hack/quickstart-real.sh and hack/quickstart.sh)
 .PHONY: quickstart
-quickstart: ## Local cluster (kwok nodes) + OpenStack all-in-one + the operator + the samples, all Ready; idempotent.
+quickstart: ## Real: a one-node cluster with real pods, the operator deploys OpenStack 2025.1 into it, the demo tenant's VM boots; idempotent (~25 min the first time).
+	hack/quickstart-real.sh up
+
+.PHONY: quickstart-down
+quickstart-down: ## Stop the real quickstart's cluster and cloud; the host as found.
+	hack/quickstart-real.sh down
+
+.PHONY: quickstart-sim
+quickstart-sim: ## Simulated, for a quick look: kwok nodes + OpenStack all-in-one + the operator + the samples, all Ready; idempotent.
 	hack/quickstart.sh up
 
-# make quickstart-down AIO=stop: stop the all-in-one too.
-.PHONY: quickstart-down
-quickstart-down: ## Delete the samples' OpenStack resources, stop the operator and the local cluster (AIO=stop: the all-in-one too).
+# make quickstart-sim-down AIO=stop: stop the all-in-one too.
+.PHONY: quickstart-sim-down
+quickstart-sim-down: ## Delete the simulated quickstart's samples' OpenStack resources, stop the operator and the local cluster (AIO=stop: the all-in-one too).
 	AIO=$(AIO) hack/quickstart.sh down
 
 ##@ OpenStack all-in-one (root; Debian packages; 127.0.0.1 only)

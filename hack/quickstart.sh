@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one-command quickstart (`make quickstart` / `make quickstart-down`):
+# The simulated quickstart (`make quickstart-sim` / `make quickstart-sim-down`); the real one is hack/quickstart-real.sh:
 #
 #   hack/quickstart.sh up|down|status
 #
@@ -46,29 +46,10 @@ SAMPLE_KINDS=(networks subnets routers securitygroups ports floatingips keypairs
 
 kubectl() { "$TOOLS/kubectl" --kubeconfig "$KC" --cache-dir "$STATE/kube-cache" "$@"; }
 
-# step TITLE LOG FUNCTION: one progress line; on failure, the step, its log and the log's end.
-STEPS_DONE=0
-step() {
-  local title=$1 log=$2 fn=$3 start=$SECONDS
-  STEPS_DONE=$((STEPS_DONE + 1))
-  printf '[quickstart %s] %2d. %s ...' "$(date +%T)" "$STEPS_DONE" "$title"
-  # A subshell outside any condition, so that set -e stops the step at its first failing command.
-  set +e
-  (set -e; "$fn") >>"$log" 2>&1 </dev/null
-  local rc=$?
-  set -e
-  if ((rc == 0)); then
-    printf ' ok (%ds)\n' $((SECONDS - start))
-    return
-  fi
-  printf ' FAILED (%ds)\n' $((SECONDS - start))
-  {
-    echo "quickstart: step '$title' failed; its log is $log, which ends with:"
-    tail -n 15 "$log" | sed 's/^/    /'
-    echo "Fix the cause and run 'make quickstart' again (it resumes), or 'make quickstart-down'."
-  } >&2
-  exit 1
-}
+STEP_PREFIX=quickstart
+STEP_RETRY="Fix the cause and run 'make quickstart-sim' again (it resumes), or 'make quickstart-sim-down'."
+# shellcheck source=lib/steps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/steps.sh"
 
 # operator_exe: the executable of the pid file's process, as the kernel names it: a binary that
 # was replaced since the process started (go build removes and re-creates bin/kupenstack) reads
@@ -101,16 +82,6 @@ free_port() {
   local p=$1
   until port_free "$p"; do p=$((p + 1)); done
   echo "$p"
-}
-
-# wait_until SECONDS CMD...: a bound for a broken start, not a performance target.
-wait_until() {
-  local secs=$1 i; shift
-  for ((i = 0; i < secs * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  "$@" # once more, with its output, for the log
 }
 
 tools() { "$ROOT/hack/install-test-tools.sh" envtest cluster; }
@@ -231,7 +202,7 @@ Try next:
   kubectl -n $SAMPLES_NS get vm web-0 -w
   kubectl get oscomp            # the cloud's components and their Helm releases
   kubectl delete namespace $SAMPLES_NS   # deletes every resource in OpenStack too
-  make quickstart-down          # AIO=stop also stops the all-in-one
+  make quickstart-sim-down      # AIO=stop also stops the all-in-one
 Operator log: $LOGS/operator.log
 EOF
 }
@@ -252,7 +223,7 @@ stop_operator() {
 clean_samples() {
   if ! kubectl get --raw /readyz >/dev/null 2>&1; then echo "cluster not running"; return; fi
   if ! operator_running; then
-    echo "the operator is not running: start it again with 'make quickstart' to delete the samples' OpenStack resources"
+    echo "the operator is not running: start it again with 'make quickstart-sim' to delete the samples' OpenStack resources"
     return 1
   fi
   kubectl delete namespace "$SAMPLES_NS" --ignore-not-found --timeout "$WAIT_TIMEOUT"

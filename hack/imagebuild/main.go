@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -36,7 +37,7 @@ func run() error {
 	release := flag.String("release", "2025.1", "the image set: images/release-<release>.yaml")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: imagebuild [-release R] build [-force] [-no-smoke] [NAME...] | list | archives [NAME...] | smoke [NAME...]\n"+
-			"       imagebuild [-release R] cloud -node NODE [-namespace NS] -charts-path DIR SAMPLE.yaml")
+			"       imagebuild [-release R] cloud -node NODE [-namespace NS] -charts URL|DIR SAMPLE.yaml")
 	}
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -214,15 +215,20 @@ func list(b *imagebuild.Builder, recipes map[string]*imagebuild.Recipe, rel *ima
 }
 
 // cloud prints a whole-cloud sample (config/samples/lcm/one-node.yaml) readied for a node whose
-// containerd holds the release's images, with the charts at a path of the operator's pod.
+// containerd holds the release's images, with the charts of a repository URL or of a directory of
+// the operator's pod.
 func cloud(rel *imagebuild.Release, args []string) error {
 	fs := flag.NewFlagSet("cloud", flag.ExitOnError)
 	node := fs.String("node", "", "the node's name")
 	namespace := fs.String("namespace", "kupenstack-system", "the operator's namespace, where the profile goes")
-	chartsPath := fs.String("charts-path", "", "the charts' directory in the operator's pod (charts.localPath)")
+	charts := fs.String("charts", "", "a chart repository's URL, or a directory of the operator's pod (charts.localPath)")
 	fs.Parse(args)
-	if *node == "" || *chartsPath == "" || fs.NArg() != 1 {
-		return errors.New("cloud: want -node, -charts-path and one sample file")
+	if *node == "" || *charts == "" || fs.NArg() != 1 {
+		return errors.New("cloud: want -node, -charts and one sample file")
+	}
+	source := kupenstackv1.ChartSource{LocalPath: *charts}
+	if strings.HasPrefix(*charts, "http://") || strings.HasPrefix(*charts, "https://") {
+		source = kupenstackv1.ChartSource{Repository: *charts}
 	}
 	data, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
@@ -232,7 +238,7 @@ func cloud(rel *imagebuild.Release, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
-	if err := rel.UseImages(s, *namespace, *node, kupenstackv1.ChartSource{LocalPath: *chartsPath}); err != nil {
+	if err := rel.UseImages(s, *namespace, *node, source); err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	out, err := s.YAML()

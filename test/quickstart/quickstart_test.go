@@ -1,6 +1,6 @@
 // Package quickstart tests hack/quickstart.sh's handling of the operator process (starting,
 // restarting and stopping it) with a stand-in operator binary: the rest of the quickstart needs
-// the all-in-one cloud and a cluster, and is run by hand (make quickstart).
+// the all-in-one cloud and a cluster, and is run by hand (make quickstart-sim).
 package quickstart
 
 import (
@@ -100,7 +100,7 @@ func running(t *testing.T, dir string) []int {
 	return pids
 }
 
-// TestOperatorRestartedNotDuplicated: `make quickstart` run again after the operator's code
+// TestOperatorRestartedNotDuplicated: `make quickstart-sim` run again after the operator's code
 // changed (its binary rebuilt), or from another checkout sharing the state directory, replaces
 // the running operator instead of starting a second one beside it; `make quickstart-down` stops
 // it; and the operator runs with leader election. Two operators without a leader reconcile every

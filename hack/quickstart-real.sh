@@ -85,7 +85,7 @@ images() {
   done
 }
 
-guest() { "$ROOT/hack/guest-image.sh" build >"$STATE/guest.path"; }
+guest() { "$ROOT/hack/guest-image.sh" build | tail -n 1 >"$STATE/guest.path"; }
 
 # files: the charts and the guest's disk over HTTP from a pod (hostPath, read-only), for the
 # operator's chart downloads and the demo Image's download.

@@ -120,6 +120,10 @@ func TestCreateValidation(t *testing.T) {
 		{"volume forced host", "Volume", "  sizeGiB: 1\n  availabilityZone: 'nova:host'\n", "availabilityZone cannot contain ':'"},
 		{"vm node selector bad key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'disk type': ssd}\n", "nodeSelector keys must be label keys"},
 		{"vm node selector prefixed key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'topology.kubernetes.io/zone': eu-1a, 'gpu': ''}\n", ""},
+		// The longest label key: a 253-character prefix, '/', a 63-character name (316 was the bound).
+		{"vm node selector longest key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'" + strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63) + "': x}\n", ""},
+		{"aggregate node selector longest key", "HostAggregate", "  nodeSelector: {'" + strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63) + "': x}\n", ""},
+		{"aggregate node selector prefix 254", "HostAggregate", "  nodeSelector: {'" + strings.Repeat("p", 254) + "/n': x}\n", "nodeSelector keys must be label keys"},
 		{"aggregate node selector bad key", "HostAggregate", "  nodeSelector: {'-disk': ssd}\n", "nodeSelector keys must be label keys"},
 		{"vm node selector bad value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: 'fast ssd'}\n", "spec.nodeSelector[disk]: Invalid value: \"fast ssd\": must be a label value"},
 		{"vm node selector long value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: " + strings.Repeat("s", 64) + "}\n", "spec.nodeSelector.disk: Too long: may not be more than 63"},

@@ -117,8 +117,12 @@ type VirtualMachineTemplateMeta struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template label keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
 	Labels map[string]LabelValue `json:"labels,omitempty"`
+	// Annotations of each VirtualMachine made from the template (at most 64). Keys are
+	// Kubernetes annotation keys: an optional DNS prefix (letters of either case) and '/', then
+	// a name of at most 63 characters.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?([.][A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template annotation keys must be annotation keys: an optional DNS prefix of at most 253 characters and '/', then a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	// +optional
-	// Annotations of each VirtualMachine made from the template.
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 

@@ -311,7 +311,10 @@ type VirtualMachine struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   VirtualMachineSpec   `json:"spec"`
+	Spec VirtualMachineSpec `json:"spec"`
+	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
+	// a blank, before the operator first writes it.
+	// +kubebuilder:default={}
 	Status VirtualMachineStatus `json:"status,omitempty"`
 }
 

@@ -210,7 +210,10 @@ type VirtualMachineSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   VirtualMachineSetSpec   `json:"spec"`
+	Spec VirtualMachineSetSpec `json:"spec"`
+	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
+	// a blank, before the operator first writes it.
+	// +kubebuilder:default={}
 	Status VirtualMachineSetStatus `json:"status,omitempty"`
 }
 

@@ -203,7 +203,9 @@ type KupenstackConfigurationStatus struct {
 	// +kubebuilder:default=0
 	// +optional
 	Nodes int32 `json:"nodes"`
-	// ReadyComponents is "<ready>/<total>" of the components.
+	// ReadyComponents is "<ready>/<total>" of the components (default Unknown, until they are
+	// rendered).
+	// +kubebuilder:default=Unknown
 	// +optional
 	ReadyComponents string `json:"readyComponents,omitempty"`
 	// Components are the rendered components, in install order.
@@ -243,7 +245,10 @@ type KupenstackConfiguration struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   KupenstackConfigurationSpec   `json:"spec"`
+	Spec KupenstackConfigurationSpec `json:"spec"`
+	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
+	// a blank, before the operator first writes it.
+	// +kubebuilder:default={}
 	Status KupenstackConfigurationStatus `json:"status,omitempty"`
 }
 

@@ -107,9 +107,10 @@ type OpenstackComponentStatus struct {
 	// HelmRelease is the namespace/name of the Helm release.
 	// +optional
 	HelmRelease string `json:"helmRelease,omitempty"`
-	// Revision is the release's current revision.
+	// Revision is the release's current revision (default 0: none installed yet).
+	// +kubebuilder:default=0
 	// +optional
-	Revision int32 `json:"revision,omitempty"`
+	Revision int32 `json:"revision"`
 	// LastGoodRevision is the newest revision whose workloads were all ready.
 	// +optional
 	LastGoodRevision int32 `json:"lastGoodRevision,omitempty"`
@@ -133,7 +134,9 @@ type OpenstackComponentStatus struct {
 	// Images are the images of the deployed revision (images.tags).
 	// +optional
 	Images map[string]string `json:"images,omitempty"`
-	// Workloads is "<ready>/<total>" of the release's Deployments, StatefulSets, DaemonSets and Jobs.
+	// Workloads is "<ready>/<total>" of the release's Deployments, StatefulSets, DaemonSets and
+	// Jobs (default Unknown, until they are first looked at).
+	// +kubebuilder:default=Unknown
 	// +optional
 	Workloads string `json:"workloads,omitempty"`
 	// LastError is the last Helm or workload error (never credentials).
@@ -167,7 +170,10 @@ type OpenstackComponent struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   OpenstackComponentSpec   `json:"spec"`
+	Spec OpenstackComponentSpec `json:"spec"`
+	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
+	// a blank, before the operator first writes it.
+	// +kubebuilder:default={}
 	Status OpenstackComponentStatus `json:"status,omitempty"`
 }
 

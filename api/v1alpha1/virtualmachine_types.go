@@ -131,7 +131,7 @@ type VirtualMachineSpec struct {
 	// HostAggregate whose nodeSelector includes all of them (its availability zone). Immutable.
 	// +kubebuilder:validation:MinProperties=1
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="nodeSelector keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="nodeSelector keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
 	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
 
@@ -311,7 +311,10 @@ type VirtualMachine struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   VirtualMachineSpec   `json:"spec"`
+	Spec VirtualMachineSpec `json:"spec"`
+	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
+	// a blank, before the operator first writes it.
+	// +kubebuilder:default={}
 	Status VirtualMachineStatus `json:"status,omitempty"`
 }
 

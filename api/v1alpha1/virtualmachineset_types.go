@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -46,6 +47,53 @@ type RollingUpdateVirtualMachineSet struct {
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
+// LabelSelector picks a set's VMs by label: the fields of a Deployment's selector, with the
+// bounds and rules Kubernetes applies to them checked at admission.
+type LabelSelector struct {
+	// MatchLabels: the VMs carry all these labels (key: value).
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+	// MatchExpressions: requirements on the VMs' labels, all of which must hold.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+}
+
+// LabelSelectorRequirement is one requirement on a label, as in a Deployment's selector.
+// +kubebuilder:validation:XValidation:rule="!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",message="values must not be empty for operator In or NotIn",fieldPath=".values",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",message="values must be empty for operator Exists or DoesNotExist",fieldPath=".values",reason=FieldValueForbidden
+type LabelSelectorRequirement struct {
+	// Key is the label's key: an optional DNS prefix and '/', then a name of at most 63
+	// characters.
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!self.contains('/') || self.split('/')[0].size() <= 253)",message="key must be a label key: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
+	Key string `json:"key"`
+	// Operator: In (the label has one of values), NotIn (it has none of them, or no such
+	// label), Exists (the label is there) or DoesNotExist.
+	// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist
+	Operator metav1.LabelSelectorOperator `json:"operator"`
+	// Values: label values, at least one for In and NotIn, none for Exists and DoesNotExist.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Values []LabelValue `json:"values,omitempty"`
+}
+
+// AsSelector is the selector in the form Kubernetes' label machinery takes (a selector with
+// neither field selects everything).
+func (s *LabelSelector) AsSelector() (labels.Selector, error) {
+	m := &metav1.LabelSelector{MatchLabels: s.MatchLabels}
+	for _, e := range s.MatchExpressions {
+		r := metav1.LabelSelectorRequirement{Key: e.Key, Operator: e.Operator}
+		for _, v := range e.Values {
+			r.Values = append(r.Values, string(v))
+		}
+		m.MatchExpressions = append(m.MatchExpressions, r)
+	}
+	return metav1.LabelSelectorAsSelector(m)
+}
+
 // VirtualMachineTemplate is what every VM of a set is made from.
 type VirtualMachineTemplate struct {
 	// Labels and annotations of the VMs; the labels must match the set's selector.
@@ -66,17 +114,22 @@ type VirtualMachineTemplateMeta struct {
 	// Labels of each VirtualMachine made from the template; they must include the selector's
 	// matchLabels. Kubernetes label keys and values (a value is at most 63 characters).
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 316 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template label keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template label keys must be label keys: an optional DNS prefix and '/', then a name of at most 63 letters, digits, '-', '_' or '.'"
 	// +optional
 	Labels map[string]LabelValue `json:"labels,omitempty"`
+	// Annotations of each VirtualMachine made from the template (at most 64). Keys are
+	// Kubernetes annotation keys: an optional DNS prefix (letters of either case) and '/', then
+	// a name of at most 63 characters.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?([.][A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template annotation keys must be annotation keys: an optional DNS prefix of at most 253 characters and '/', then a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	// +optional
-	// Annotations of each VirtualMachine made from the template.
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // VirtualMachineSetSpec is the desired set of identical VMs.
 // +kubebuilder:validation:XValidation:rule="(has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)",message="selector must not be empty: it would select every VM of the namespace",fieldPath=.selector
 // +kubebuilder:validation:XValidation:rule="!has(self.selector.matchLabels) || size(self.selector.matchLabels) == (has(self.template.metadata) && has(self.template.metadata.labels) ? size(self.template.metadata.labels.filter(k, k in self.selector.matchLabels && self.selector.matchLabels[k] == self.template.metadata.labels[k])) : 0)",message="selector.matchLabels must all be among the template's labels (template.metadata.labels), with the same values",fieldPath=.selector.matchLabels
+// +kubebuilder:validation:XValidation:rule="!has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, !e.key.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') || (has(e.values) && !e.values.all(v, v.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))) || (e.operator in ['In', 'NotIn'] ? (!has(e.values) || size(e.values) == 0 || (e.operator == 'In') == ((has(self.template.metadata) && has(self.template.metadata.labels) && e.key in self.template.metadata.labels) && e.values.exists(v, v == self.template.metadata.labels[e.key]))) : e.operator in ['Exists', 'DoesNotExist'] ? (e.operator == 'Exists') == (has(self.template.metadata) && has(self.template.metadata.labels) && e.key in self.template.metadata.labels) : true))",message="the template's labels (template.metadata.labels) must meet every requirement of selector.matchExpressions",fieldPath=.selector.matchExpressions
 type VirtualMachineSetSpec struct {
 	// Replicas: how many VMs (default 1). Also set through the scale subresource
 	// (kubectl scale vmset/NAME --replicas=N).
@@ -88,7 +141,7 @@ type VirtualMachineSetSpec struct {
 
 	// Selector picks the set's VMs by label; it must match the template's labels. Immutable.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="selector is immutable"
-	Selector metav1.LabelSelector `json:"selector"`
+	Selector LabelSelector `json:"selector"`
 
 	// Template of the VMs.
 	Template VirtualMachineTemplate `json:"template"`
@@ -157,7 +210,10 @@ type VirtualMachineSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   VirtualMachineSetSpec   `json:"spec"`
+	Spec VirtualMachineSetSpec `json:"spec"`
+	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
+	// a blank, before the operator first writes it.
+	// +kubebuilder:default={}
 	Status VirtualMachineSetStatus `json:"status,omitempty"`
 }
 

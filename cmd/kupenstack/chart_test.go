@@ -1,7 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +155,95 @@ func TestChartValuesSchema(t *testing.T) {
 	}
 	if _, err := chart.Render("kupenstack", "ops", map[string]any{"resyncPeriod": "0", "vmHealthPeriod": "1h30m", "logLevel": 3}); err != nil {
 		t.Errorf("good values refused: %v", err)
+	}
+}
+
+// TestChartValuesSchemaPeriods: the schema's period patterns take what the operator's own flag
+// parsing and bounds take (0 where it means off, otherwise at least 1s), and nothing else. The
+// one gap: a sum of parts each under 1s ("500ms500ms") that the operator would take is refused,
+// as a pattern cannot add.
+func TestChartValuesSchemaPeriods(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chart.Dir(), "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]struct{ Pattern string } `json:"properties"`
+	}
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	corpus := []string{"0", "-0", "+0", "0s", "0.0m", "-0s", "0h0m0s", ".0s", "1s", "+1s", "-1s", "1", "s", ".", ".s", "1.s", ".5s",
+		"999ms", "1000ms", "0999ms", "999.999ms", "1000.5ms", "0.5s", "0.9999999999s", "1.0s", "01s", "00.5m", ".5m", "0.01m",
+		"0.0166m", "0.0167m", "0.017m", "0.02m", "0.00027h", "0.000277h", "0.0002778h", "0.00028h", "0.0003h", "0.001h",
+		"999999us", "1000000us", "1000000µs", "999999999ns", "1000000000ns", "1h30m", "10m", "90s", "720h", "1m0.5s",
+		"500ms500ms", "0.5s0.5s", "1ms1s", "1s1ms", "1d", "1 s", "soon", " 1s", "1s ", "1e3ms", "1.5.5s", "1sm", "1µ", "-1m"}
+	// Random forms too: one to three parts, with leading zeros, fractions and every unit.
+	rng := rand.New(rand.NewPCG(19, 5))
+	units := []string{"ns", "us", "µs", "ms", "s", "m", "h"}
+	digits := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		}
+		return b.String()
+	}
+	for range 5000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(3) {
+			b.WriteString(digits(rng.IntN(6)))
+			if rng.IntN(2) == 0 {
+				b.WriteString("." + digits(rng.IntN(6)))
+			}
+			b.WriteString(units[rng.IntN(len(units))])
+		}
+		corpus = append(corpus, b.String())
+	}
+	part := regexp.MustCompile(`[0-9.]+(ns|us|µs|ms|s|m|h)`)
+	for _, p := range []struct{ value, flag string }{
+		{"resyncPeriod", "resync-period"}, {"validationPeriod", "validation-period"}, {"vmHealthPeriod", "vm-health-period"},
+	} {
+		pattern := regexp.MustCompile(schema.Properties[p.value].Pattern)
+		for _, v := range corpus {
+			fs := flag.NewFlagSet("kupenstack", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			_, _, err := parseFlags(fs, []string{"--" + p.flag + "=" + v}, func(string) string { return "" })
+			operator, chartOK := err == nil, pattern.MatchString(v)
+			// The gap: several parts, none of them 1s on its own.
+			parts := part.FindAllString(v, -1)
+			gap := len(parts) > 1
+			for _, one := range parts {
+				if d, err := time.ParseDuration(one); err != nil || d >= time.Second {
+					gap = false
+				}
+			}
+			switch {
+			case chartOK && !operator:
+				t.Errorf("%s %q: the schema takes it, the operator refuses it: %v", p.value, v, err)
+			case operator && !chartOK && !gap:
+				t.Errorf("%s %q: the operator takes it, the schema refuses it", p.value, v)
+			}
+		}
+	}
+	// Through Helm itself, at the bounds.
+	for _, tt := range []struct {
+		values map[string]any
+		ok     bool
+	}{
+		{map[string]any{"resyncPeriod": "999ms"}, false},
+		{map[string]any{"resyncPeriod": "1s"}, true},
+		{map[string]any{"validationPeriod": "0.5s"}, false},
+		{map[string]any{"validationPeriod": "0"}, true},
+		{map[string]any{"vmHealthPeriod": "0"}, false},
+		{map[string]any{"vmHealthPeriod": "0.5m"}, true},
+		{map[string]any{"workers": 1}, true},
+		{map[string]any{"openstack": map[string]any{"qps": 0}}, false},
+		{map[string]any{"openstack": map[string]any{"qps": 0.1}}, true},
+		{map[string]any{"openstack": map[string]any{"burst": 0}}, false},
+		{map[string]any{"openstack": map[string]any{"burst": 1}}, true},
+	} {
+		if _, err := chart.Render("kupenstack", "ops", tt.values); (err == nil) != tt.ok {
+			t.Errorf("values %v: accepted %v, want %v (%v)", tt.values, err == nil, tt.ok, err)
+		}
 	}
 }

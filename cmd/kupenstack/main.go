@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,11 +67,18 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		}
 		return d
 	}
+	envBool := func(name string, def bool) bool {
+		b, err := parseEnvBool(getenv, name, def)
+		if err != nil {
+			envErrs = append(envErrs, err)
+		}
+		return b
+	}
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", env("KUPENSTACK_METRICS_ADDR", ":8080"),
 		"address of the Prometheus metrics endpoint; 0 turns it off [KUPENSTACK_METRICS_ADDR]")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", env("KUPENSTACK_PROBE_ADDR", ":8081"),
 		"address of the /healthz and /readyz endpoints [KUPENSTACK_PROBE_ADDR]")
-	fs.BoolVar(&o.leaderElect, "leader-elect", env("KUPENSTACK_LEADER_ELECT", "false") == "true",
+	fs.BoolVar(&o.leaderElect, "leader-elect", envBool("KUPENSTACK_LEADER_ELECT", false),
 		"elect a leader so that only one replica reconciles [KUPENSTACK_LEADER_ELECT]")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", env("KUPENSTACK_NAMESPACE", ""),
 		"namespace of the leader-election Lease; defaults to the pod's namespace [KUPENSTACK_NAMESPACE]")
@@ -135,6 +143,21 @@ func parseEnvDuration(getenv func(string) string, name string, def time.Duration
 		return def, fmt.Errorf("environment variable %s=%q is not a duration (like 90s, 10m or 1h)", name, v)
 	}
 	return d, nil
+}
+
+// parseEnvBool reads a boolean from the environment variable name as a bool flag would
+// (strconv.ParseBool): def when it is unset or empty, an error naming the variable when it is
+// not a boolean (anything but "true" used to mean false: "yes" turned leader election off).
+func parseEnvBool(getenv func(string) string, name string, def bool) (bool, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, fmt.Errorf("environment variable %s=%q is not a boolean (true or false)", name, v)
+	}
+	return b, nil
 }
 
 // minPeriod is the shortest period the operator accepts: shorter ones are a hot loop against the

@@ -37,8 +37,9 @@ func table(t *testing.T, path string) map[string]any {
 // TestColumnsBeforeFirstReconcile: with no operator running, kubectl get already shows what the
 // spec declares (a VM's flavor and image, a set's desired replicas, a port's network, a
 // router's gateway, a subnet's CIDR, a flavor's sizes, an aggregate's zone, a server group's
-// policy), and the headers read as words. Counts the operator writes show 0, not blank, once it
-// has written a status (here: only observedGeneration, as a first reconcile might).
+// policy), and the headers read as words. Counts the operator writes show 0 (or Unknown for a
+// "<ready>/<total>"), not blank, before it writes any status and once it has written one (here:
+// only observedGeneration, as a first reconcile might).
 func TestColumnsBeforeFirstReconcile(t *testing.T) {
 	ensureNamespace(t)
 	const set = "  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n"
@@ -48,13 +49,20 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 		want                       map[string]any
 	}{
 		{"VirtualMachine", "VirtualMachine", "virtualmachines", "  flavorRef: m1.small\n  imageRef: jammy\n", nil, map[string]any{"Flavor": "m1.small", "Image": "jammy"}},
-		{"VirtualMachineSet", "VirtualMachineSet", "virtualmachinesets", set, nil, map[string]any{"Desired": float64(3)}},
+		{"VirtualMachineSet", "VirtualMachineSet", "virtualmachinesets", set, nil,
+			map[string]any{"Desired": float64(3), "Current": float64(0), "Ready": float64(0), "Up-to-date": float64(0), "Available": float64(0)}},
 		{"Port", "Port", "ports", "  networkRef: net\n", nil, map[string]any{"Network": "net"}},
 		{"Router", "Router", "routers", "  externalGateway: {networkRef: public}\n", nil, map[string]any{"Gateway": "public"}},
 		{"Subnet", "Subnet", "subnets", "  networkRef: net\n  cidr: 10.0.0.0/24\n", nil, map[string]any{"Network": "net", "CIDR": "10.0.0.0/24"}},
 		{"Flavor", "Flavor", "flavors", "  vcpus: 2\n  ramMiB: 4096\n  diskGiB: 20\n", nil, map[string]any{"VCPUs": float64(2), "RAM MiB": float64(4096), "Disk GiB": float64(20)}},
 		{"HostAggregate", "HostAggregate", "hostaggregates", "  nodeSelector: {disk: ssd}\n  availabilityZone: az1\n", nil, map[string]any{"Zone": "az1"}},
 		{"ServerGroup", "ServerGroup", "servergroups", "  policy: anti-affinity\n", nil, map[string]any{"Policy": "anti-affinity"}},
+		// Counts before any status is written: 0, or Unknown for a "<ready>/<total>" not known yet.
+		{"VirtualMachine restarts at first", "VirtualMachine", "virtualmachines", "  flavorRef: f\n  imageRef: i\n", nil, map[string]any{"Restarts": float64(0)}},
+		{"KupenstackConfiguration at first", "KupenstackConfiguration", "kupenstackconfigurations", "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n  nodes: [{name: a, type: control}]\n",
+			nil, map[string]any{"Release": "2026.1", "Nodes": float64(0), "Components": "Unknown"}},
+		{"OpenstackComponent at first", "OpenstackComponent", "openstackcomponents", "  chart: nova\n  chartVersion: 2026.1.0\n  release: '2026.1'\n  namespace: openstack\n  upgradePhase: 4\n  valuesHash: 0123456789abcdef\n",
+			nil, map[string]any{"Chart": "nova", "Revision": float64(0), "Workloads": "Unknown"}},
 		{"VirtualMachine restarts", "VirtualMachine", "virtualmachines", "  flavorRef: f\n  imageRef: i\n", map[string]any{"observedGeneration": int64(1)}, map[string]any{"Restarts": float64(0)}},
 		{"VirtualMachineSet counts", "VirtualMachineSet", "virtualmachinesets", set, map[string]any{"observedGeneration": int64(1)},
 			map[string]any{"Desired": float64(3), "Current": float64(0), "Ready": float64(0), "Up-to-date": float64(0), "Available": float64(0)}},
@@ -71,6 +79,9 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 			case "KupenstackConfiguration": // cluster-scoped, and there is one, named kupenstack
 				obj = decodeLCM(t, tt.kind, "kupenstack", tt.spec)
 				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/kupenstack"
+			case "OpenstackComponent": // cluster-scoped
+				obj = decodeLCM(t, tt.kind, "nova", tt.spec)
+				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/nova"
 			}
 			if err := env.Client.Create(env.Ctx, obj); err != nil {
 				t.Fatal(err)

@@ -120,6 +120,10 @@ func TestCreateValidation(t *testing.T) {
 		{"volume forced host", "Volume", "  sizeGiB: 1\n  availabilityZone: 'nova:host'\n", "availabilityZone cannot contain ':'"},
 		{"vm node selector bad key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'disk type': ssd}\n", "nodeSelector keys must be label keys"},
 		{"vm node selector prefixed key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'topology.kubernetes.io/zone': eu-1a, 'gpu': ''}\n", ""},
+		// The longest label key: a 253-character prefix, '/', a 63-character name (316 was the bound).
+		{"vm node selector longest key", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {'" + strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63) + "': x}\n", ""},
+		{"aggregate node selector longest key", "HostAggregate", "  nodeSelector: {'" + strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63) + "': x}\n", ""},
+		{"aggregate node selector prefix 254", "HostAggregate", "  nodeSelector: {'" + strings.Repeat("p", 254) + "/n': x}\n", "nodeSelector keys must be label keys"},
 		{"aggregate node selector bad key", "HostAggregate", "  nodeSelector: {'-disk': ssd}\n", "nodeSelector keys must be label keys"},
 		{"vm node selector bad value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: 'fast ssd'}\n", "spec.nodeSelector[disk]: Invalid value: \"fast ssd\": must be a label value"},
 		{"vm node selector long value", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: " + strings.Repeat("s", 64) + "}\n", "spec.nodeSelector.disk: Too long: may not be more than 63"},
@@ -371,6 +375,43 @@ func TestCreateValidation(t *testing.T) {
 		{"vmset template bad label key", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, 'my tier': a}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template label keys must be label keys"},
 		{"vmset template bad label value", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, tier: '-front'}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels[tier]: Invalid value: \"-front\": must be a label value"},
 		{"vmset bad label in selector and template", "VirtualMachineSet", "  selector: {matchLabels: {app: " + strings.Repeat("w", 64) + "}}\n  template:\n    metadata: {labels: {app: " + strings.Repeat("w", 64) + "}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels.app: Too long: may not be more than 63"},
+		// matchExpressions: checked as Kubernetes checks a selector, and the template must meet them.
+		{"vmset expression In", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: In, values: [db, web]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset expression NotIn", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: NotIn, values: [db]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset expression NotIn absent key", "VirtualMachineSet", "  selector: {matchExpressions: [{key: role, operator: NotIn, values: [db]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset expression Exists", "VirtualMachineSet", "  selector: {matchExpressions: [{key: tier, operator: Exists}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset expression DoesNotExist", "VirtualMachineSet", "  selector: {matchExpressions: [{key: role, operator: DoesNotExist}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset expression prefixed key", "VirtualMachineSet", "  selector: {matchExpressions: [{key: example.com/tier, operator: DoesNotExist}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset expression unknown operator", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: Gt, values: ['1']}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", `spec.selector.matchExpressions[0].operator: Unsupported value: "Gt": supported values: "In", "NotIn", "Exists", "DoesNotExist"`},
+		{"vmset expression lower-case operator", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: in, values: [web]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", `spec.selector.matchExpressions[0].operator: Unsupported value: "in"`},
+		{"vmset expression In without values", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: In}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchExpressions[0].values: Required value: values must not be empty for operator In or NotIn"},
+		{"vmset expression NotIn empty values", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: NotIn, values: []}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchExpressions[0].values: Required value: values must not be empty for operator In or NotIn"},
+		{"vmset expression Exists with values", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: Exists, values: [web]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchExpressions[0].values: Forbidden: values must be empty for operator Exists or DoesNotExist"},
+		{"vmset expression bad key", "VirtualMachineSet", "  selector: {matchExpressions: [{key: 'my app', operator: Exists}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", `spec.selector.matchExpressions[0].key: Invalid value: "my app": key must be a label key`},
+		{"vmset expression key with two slashes", "VirtualMachineSet", "  selector: {matchExpressions: [{key: a/b/c, operator: Exists}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchExpressions[0].key: Invalid value: \"a/b/c\": key must be a label key"},
+		{"vmset expression key name too long", "VirtualMachineSet", "  selector: {matchExpressions: [{key: 'example.com/" + strings.Repeat("n", 64) + "', operator: Exists}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "key must be a label key"},
+		{"vmset expression bad value", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: NotIn, values: [db, '-x']}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", `spec.selector.matchExpressions[0].values[1]: Invalid value: "-x": must be a label value`},
+		{"vmset expression too many", "VirtualMachineSet", "  selector: {matchExpressions: [" + strings.Repeat("{key: role, operator: DoesNotExist}, ", 65) + "{key: app, operator: Exists}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchExpressions: Too many: 66: must have at most 64 items"},
+		{"vmset template misses In", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: In, values: [db]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector.matchExpressions: Invalid value: the template's labels (template.metadata.labels) must meet every requirement of selector.matchExpressions"},
+		{"vmset template hits NotIn", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: NotIn, values: [web]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "must meet every requirement of selector.matchExpressions"},
+		{"vmset template misses Exists", "VirtualMachineSet", "  selector: {matchExpressions: [{key: role, operator: Exists}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "must meet every requirement of selector.matchExpressions"},
+		{"vmset template hits DoesNotExist", "VirtualMachineSet", "  selector: {matchExpressions: [{key: tier, operator: DoesNotExist}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "must meet every requirement of selector.matchExpressions"},
+		{"vmset one expression of two missed", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: In, values: [web]}, {key: tier, operator: In, values: [back]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "must meet every requirement of selector.matchExpressions"},
+		{"vmset expressions without template labels", "VirtualMachineSet", "  selector: {matchExpressions: [{key: app, operator: Exists}]}\n  template:\n    spec: {flavorRef: f, imageRef: i}\n", "must meet every requirement of selector.matchExpressions"},
+		{"vmset expressions and labels", "VirtualMachineSet", "  selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: In, values: [front]}]}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		// Template annotations: keys as the API server checks them on the VMs (the prefix is not
+		// case-sensitive there), refused here rather than when a VM is created.
+		{"vmset annotations", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {note: 'any value: even spaces', example.com/owner: team-a, Example.COM/Owner: b, a.b_c-d: ''}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset annotation key with space", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'my note': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset annotation key empty prefix", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'/note': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset annotation key two slashes", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'a/b/c': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset annotation key ends with dash", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'note-': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset annotation key underscore in prefix", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'my_org.io/note': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset annotation key name 64", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'example.com/" + strings.Repeat("n", 64) + "': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset annotation key name 63", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'example.com/" + strings.Repeat("n", 63) + "': x}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset annotation key longest", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'" + strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63) + "': x}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset annotation key prefix 254", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'" + strings.Repeat("p", 254) + "/n': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
+		{"vmset too many annotations", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {" + manyKeys(65) + "}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Too many: 65: must have at most 64 items"},
 		{"vmset template sets hash label", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, kupenstack.io/template-hash: abc}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template labels must not set kupenstack.io/template-hash"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -552,4 +593,43 @@ func ipv6Pools(n int, overlap bool) string {
 		fmt.Fprintf(&b, "{start: '%s', end: 'fd00:0000:0000:0000:0000:0000:%04x:ffff'}", start, i)
 	}
 	return b.String()
+}
+
+// manyKeys is n YAML flow-map entries k0: v, k1: v, ...
+func manyKeys(n int) string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d: v", i)
+	}
+	return strings.Join(keys, ", ")
+}
+
+// TestTemplateKeysAsKubernetes: a set's template labels and annotations are refused exactly when
+// the API server would refuse them on the VMs' own metadata (checked here on a ConfigMap's), so
+// a set cannot be accepted and then fail to create its VMs.
+func TestTemplateKeysAsKubernetes(t *testing.T) {
+	ensureNamespace(t)
+	for _, key := range []string{"a", "A", "a.b_c-d", "-a", "a-", "_a", "a b", "a/b/c", "/a", "a/", "example.com/x",
+		"Example.COM/x", "EXAMPLE.com/X", "ex_ample.com/x", "-example.com/x", "example-.com/x", "example..com/x", ".example.com/x",
+		"example.com./x", "1.2.3.4/x", "ex:ample/x", "exämple.com/x", "x/é", strings.Repeat("n", 63), strings.Repeat("n", 64),
+		strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63), strings.Repeat("p", 254) + "/n",
+		strings.Repeat("p.", 126) + "p/n", "p/" + strings.Repeat("n", 64)} {
+		for _, field := range []string{"labels", "annotations"} {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keys", Namespace: ns}}
+			if field == "labels" {
+				cm.Labels = map[string]string{key: "v"}
+			} else {
+				cm.Annotations = map[string]string{key: "v"}
+			}
+			kubeErr := env.Client.Create(env.Ctx, cm, client.DryRunAll)
+			set := decode(t, "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n")
+			if err := unstructured.SetNestedField(set.Object, "v", "spec", "template", "metadata", field, key); err != nil {
+				t.Fatal(err)
+			}
+			setErr := env.Client.Create(env.Ctx, set, client.DryRunAll)
+			if (kubeErr == nil) != (setErr == nil) {
+				t.Errorf("template %s key %q: the API server says %v on a ConfigMap, the set's admission %v", field, key, kubeErr, setErr)
+			}
+		}
+	}
 }

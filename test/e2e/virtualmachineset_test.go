@@ -6,7 +6,6 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,7 +26,7 @@ func TestVirtualMachineSet(t *testing.T) {
 	unavailable := intstr.FromInt32(1)
 	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: objMeta(ns, "web"), Spec: kupenstackv1.VirtualMachineSetSpec{
 		Replicas: &one,
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Selector: kupenstackv1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 		Template: kupenstackv1.VirtualMachineTemplate{
 			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec: kupenstackv1.VirtualMachineSpec{FlavorRef: flavor.Name, ImageRef: "tiny",

@@ -71,6 +71,16 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// First sight: Ready Unknown at once (kubectl get shows Unknown rather than a blank), with
+	// the node count the spec gives, before the pass writes any outcome.
+	if seen := cfg.DeepCopy(); conditions.SetUnknownIfNew(&seen.Status.Conditions, cfg.Generation) {
+		seen.Status.Nodes = enabledNodes(cfg.Spec.Nodes)
+		patch := client.MergeFromWithOptions(&cfg, client.MergeFromWithOptimisticLock{})
+		if err := r.Client.Status().Patch(ctx, seen, patch); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		cfg = *seen
+	}
 	before := cfg.DeepCopy()
 	if err := r.syncNodes(ctx, &cfg, cfg.Spec.Nodes); err != nil {
 		return ctrl.Result{}, err
@@ -112,12 +122,7 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			state = conditions.State{Waiting: cfg.Status.ReadyComponents + " components ready"}
 		}
 	}
-	cfg.Status.Nodes = 0
-	for _, n := range cfg.Spec.Nodes {
-		if !n.Disabled {
-			cfg.Status.Nodes++
-		}
-	}
+	cfg.Status.Nodes = enabledNodes(cfg.Spec.Nodes)
 	conditions.Set(&cfg.Status.Conditions, cfg.Generation, state)
 	cfg.Status.ObservedGeneration = cfg.Generation
 	if equality.Semantic.DeepEqual(before.Status, cfg.Status) {
@@ -128,6 +133,17 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	// retried) rather than drop the agent's condition.
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &cfg, patch))
+}
+
+// enabledNodes is status.nodes: the configured nodes that are not disabled.
+func enabledNodes(nodes []kupenstackv1.ConfiguredNode) int32 {
+	var n int32
+	for _, c := range nodes {
+		if !c.Disabled {
+			n++
+		}
+	}
+	return n
 }
 
 // syncNodes makes the OpenstackNode objects match nodes: create, update the spec, delete the rest.

@@ -90,6 +90,13 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			return ctrl.Result{}, err
 		}
 	}
+	// First sight: Ready Unknown at once, before the pass (kubectl get shows Unknown, not a blank).
+	if seen := on.DeepCopy(); conditions.SetUnknownIfNew(&seen.Status.Conditions, on.Generation) {
+		if err := r.Client.Status().Patch(ctx, seen, client.MergeFrom(&on)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		on = *seen
+	}
 	before := on.DeepCopy()
 	state := conditions.State{Ready: true}
 

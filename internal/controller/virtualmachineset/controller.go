@@ -88,14 +88,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, set *kupenstackv1.VirtualMachineSet) (conditions.State, time.Duration, error) {
-	selector, err := metav1.LabelSelectorAsSelector(&set.Spec.Selector)
+	// Admission refuses these; a set stored before its rules existed waits here for a fix.
+	selector, err := set.Spec.Selector.AsSelector()
+	var bad string
 	switch {
 	case err != nil:
-		return invalid(fmt.Sprintf("selector: %v", err)), 0, nil
+		bad = fmt.Sprintf("selector: %v", err)
 	case selector.Empty():
-		return invalid("selector must not be empty: it would select every VM of the namespace"), 0, nil
+		bad = "selector must not be empty: it would select every VM of the namespace"
 	case !selector.Matches(labels.Set(kupenstackv1.LabelSet(set.Spec.Template.Metadata.Labels))):
-		return invalid("the selector does not match the template's labels"), 0, nil
+		bad = "the selector does not match the template's labels"
+	}
+	if bad != "" {
+		r.Recorder.Eventf(set, nil, corev1.EventTypeWarning, kupenstackv1.ReasonInvalidConfiguration, "Reconcile", "%s", bad)
+		return invalid(bad), 0, nil
 	}
 	set.Status.Selector = selector.String()
 	hash := templateHash(set.Spec.Template)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -89,7 +90,7 @@ func createRollingSet(t *testing.T, ns, name string, replicas int32) *kupenstack
 	}
 	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
 		Replicas: &replicas,
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+		Selector: kupenstackv1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 		Template: kupenstackv1.VirtualMachineTemplate{
 			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": kupenstackv1.LabelValue(name)}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
@@ -178,6 +179,8 @@ func TestScaleAndRoll(t *testing.T) {
 	}
 }
 
+// TestSelectorMustMatchTemplate: a set whose template does not meet its selector's expressions,
+// stored before admission refused it, is Degraded and makes no VM.
 func TestSelectorMustMatchTemplate(t *testing.T) {
 	env.Require(t)
 	ns := "vmset-bad"
@@ -185,17 +188,38 @@ func TestSelectorMustMatchTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns}, Spec: kupenstackv1.VirtualMachineSetSpec{
-		// matchLabels that miss the template's labels are refused at admission; an expression is
-		// checked only here (and a set stored before that rule is caught here too).
-		Selector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"db"}}}},
+		Selector: kupenstackv1.LabelSelector{MatchExpressions: []kupenstackv1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []kupenstackv1.LabelValue{"db"}}}},
 		Template: kupenstackv1.VirtualMachineTemplate{
 			Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "web"}},
 			Spec:     kupenstackv1.VirtualMachineSpec{FlavorRef: "small", ImageRef: "v1"},
 		},
 	}}
-	if err := env.Client.Create(env.Ctx, set); err != nil {
-		t.Fatal(err)
+	const rule = "must meet every requirement of selector.matchExpressions"
+	withoutRule := func(spec map[string]any) map[string]any {
+		rules, _, _ := unstructured.NestedSlice(spec, "x-kubernetes-validations")
+		var kept []any
+		for _, r := range rules {
+			if !strings.Contains(fmt.Sprint(r.(map[string]any)["message"]), rule) {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) == len(rules) {
+			t.Fatalf("no rule saying %q on the spec", rule)
+		}
+		_ = unstructured.SetNestedSlice(spec, kept, "x-kubernetes-validations")
+		return spec
 	}
+	refused := func() error {
+		probe := set.DeepCopy()
+		probe.Name = "probe"
+		if err := env.Client.Create(env.Ctx, probe, client.DryRunAll); err == nil || !strings.Contains(err.Error(), rule) {
+			return fmt.Errorf("a set whose template misses its selector is still accepted (%v)", err)
+		}
+		return nil
+	}
+	withRelaxedSchema(t, []string{"properties", "spec"}, withoutRule, refused, func() error {
+		return env.Client.Create(env.Ctx, set)
+	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(set), set); err != nil {
@@ -213,16 +237,29 @@ func TestSelectorMustMatchTemplate(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "a Warning Event for the bad selector", func() error {
+		var events eventsv1.EventList
+		if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == set.Name && e.Type == corev1.EventTypeWarning && e.Reason == kupenstackv1.ReasonInvalidConfiguration &&
+				e.Note == "the selector does not match the template's labels" {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d Events", len(events.Items))
+	})
 	var list kupenstackv1.VirtualMachineList
 	if err := env.Client.List(env.Ctx, &list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
 		t.Fatalf("VMs made for a bad set: %d (%v)", len(list.Items), err)
 	}
 }
 
-// withRelaxedMaxSurge runs write with the VirtualMachineSet CRD as it was before maxSurge was
-// checked at admission (any number or string stored), then puts the real CRD back and waits
-// until the API server refuses a bad value again.
-func withRelaxedMaxSurge(t *testing.T, write func() error) {
+// withRelaxedSchema runs write with the VirtualMachineSet CRD as it was before a rule existed:
+// the schema node at path (under openAPIV3Schema) replaced by relax's answer. Then it puts the
+// real CRD back and waits until refused says the API server refuses the bad value again.
+func withRelaxedSchema(t *testing.T, path []string, relax func(strict map[string]any) map[string]any, refused func() error, write func() error) {
 	t.Helper()
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
@@ -230,12 +267,11 @@ func withRelaxedMaxSurge(t *testing.T, write func() error) {
 	if err := env.Client.Get(env.Ctx, key, crd); err != nil {
 		t.Fatal(err)
 	}
-	path := []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "strategy", "properties",
-		"rollingUpdate", "properties", "maxSurge"}
+	path = append([]string{"schema", "openAPIV3Schema"}, path...)
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	strict, _, _ := unstructured.NestedMap(versions[0].(map[string]any), path...)
 	if strict == nil {
-		t.Fatal("no maxSurge in the CRD's schema")
+		t.Fatalf("no %s in the CRD's schema", strings.Join(path, "."))
 	}
 	setSchema := func(s map[string]any) {
 		t.Helper()
@@ -249,23 +285,32 @@ func withRelaxedMaxSurge(t *testing.T, write func() error) {
 			return env.Client.Update(env.Ctx, crd)
 		})
 	}
-	setSchema(map[string]any{"x-kubernetes-int-or-string": true})
+	setSchema(relax(runtime.DeepCopyJSON(strict)))
 	defer func() {
 		setSchema(strict)
-		probe := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Spec: kupenstackv1.VirtualMachineSetSpec{
-			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
-			Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "probe"}}},
-			Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy,
-				RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{MaxSurge: ptr(intstr.FromString("abc"))}},
-		}}
-		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "the strict CRD back in force", func() error {
+		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "the strict CRD back in force", refused)
+	}()
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "a bad value stored", write)
+}
+
+// withRelaxedMaxSurge: withRelaxedSchema with maxSurge as it was before admission checked it
+// (any number or string stored).
+func withRelaxedMaxSurge(t *testing.T, write func() error) {
+	t.Helper()
+	probe := &kupenstackv1.VirtualMachineSet{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Spec: kupenstackv1.VirtualMachineSetSpec{
+		Selector: kupenstackv1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
+		Template: kupenstackv1.VirtualMachineTemplate{Metadata: kupenstackv1.VirtualMachineTemplateMeta{Labels: map[string]kupenstackv1.LabelValue{"app": "probe"}}},
+		Strategy: kupenstackv1.VirtualMachineSetStrategy{Type: kupenstackv1.RollingUpdateStrategy,
+			RollingUpdate: &kupenstackv1.RollingUpdateVirtualMachineSet{MaxSurge: ptr(intstr.FromString("abc"))}},
+	}}
+	withRelaxedSchema(t, []string{"properties", "spec", "properties", "strategy", "properties", "rollingUpdate", "properties", "maxSurge"},
+		func(map[string]any) map[string]any { return map[string]any{"x-kubernetes-int-or-string": true} },
+		func() error {
 			if err := env.Client.Create(env.Ctx, probe, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "maxSurge must be") {
 				return fmt.Errorf("a bad maxSurge is still accepted (%v)", err)
 			}
 			return nil
-		})
-	}()
-	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "a bad value stored", write)
+		}, write)
 }
 
 // TestBadStoredMaxSurgeDegrades: a maxSurge stored before admission checked it ("abc" used to

@@ -131,6 +131,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		before = comp.DeepCopy()
 	}
+	// First sight: Ready Unknown at once (kubectl get shows Unknown, not a blank), as the pass
+	// may load a chart from a repository and wait for a Helm action.
+	if seen := comp.DeepCopy(); conditions.SetUnknownIfNew(&seen.Status.Conditions, comp.Generation) {
+		if err := r.Client.Status().Patch(ctx, seen, client.MergeFrom(&comp)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		comp = *seen
+		before = comp.DeepCopy()
+	}
 	p := &pass{r: r, comp: &comp, helm: hc, log: ctrl.LoggerFrom(ctx)}
 	result, state := p.sync(ctx)
 	conditions.Set(&comp.Status.Conditions, comp.Generation, state)

@@ -298,9 +298,7 @@ func killQEMU(t *testing.T, server string) int {
 // pinned to the one the console printed), showing the metadata's hostname, the fixed address and
 // the user data's file; the QEMU process killed on the node, the operator starts the server again
 // and SSH answers at the same floating IP.
-//
-// It returns the floating IP and the host key the guest offers now.
-func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) (string, ssh.PublicKey) {
+func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) {
 	t.Helper()
 	hostname := ""
 	for _, l := range console {
@@ -389,7 +387,6 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 	}) {
 		t.Errorf("after the restart the guest offered host key %s, which its console did not print", ssh.FingerprintSHA256(seen))
 	}
-	return addr, seen
 }
 
 // ruleDriftRepaired adds a port-22 rule to the security group behind the operator's back, as an

@@ -144,7 +144,7 @@ node_name() { kubectl get nodes -o jsonpath='{.items[0].metadata.name}'; }
 # cloud: the one-node sample with the images of the release, the node's name and the file
 # server's charts; Ready once every component is.
 cloud() {
-  (cd "$ROOT" && go run ./hack/imagebuild -release "$RELEASE" cloud -node "$(node_name)" \
+  (cd "$ROOT" && go run ./hack/cloudsample -release "$RELEASE" -node "$(node_name)" \
     -namespace "$OPERATOR_NS" -charts "$FILES_URL/charts/" config/samples/lcm/one-node.yaml) >"$STATE/cloud.yaml"
   kubectl apply --server-side -f "$STATE/cloud.yaml"
   kubectl wait --for condition=Ready --timeout "$WAIT_TIMEOUT" ksconfig --all

@@ -14,11 +14,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -36,8 +34,7 @@ func main() {
 func run() error {
 	release := flag.String("release", "2025.1", "the image set: images/release-<release>.yaml")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: imagebuild [-release R] build [-force] [-no-smoke] [NAME...] | list | archives [NAME...] | smoke [NAME...]\n"+
-			"       imagebuild [-release R] cloud -node NODE [-namespace NS] -charts URL|DIR SAMPLE.yaml")
+		fmt.Fprintln(os.Stderr, "usage: imagebuild [-release R] build [-force] [-no-smoke] [NAME...] | list | archives [NAME...] | smoke [NAME...]")
 	}
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -93,8 +90,6 @@ func run() error {
 			fmt.Println(rec.Archive)
 		}
 		return nil
-	case "cloud":
-		return cloud(rel, args)
 	case "smoke":
 		names, err := selectNames(rel, args)
 		if err != nil {
@@ -212,39 +207,4 @@ func list(b *imagebuild.Builder, recipes map[string]*imagebuild.Recipe, rel *ima
 			rec.BuildSeconds, float64(rec.ArchiveBytes)/(1<<20), float64(rec.RootfsBytes)/(1<<20))
 	}
 	return w.Flush()
-}
-
-// cloud prints a whole-cloud sample (config/samples/lcm/one-node.yaml) readied for a node whose
-// containerd holds the release's images, with the charts of a repository URL or of a directory of
-// the operator's pod.
-func cloud(rel *imagebuild.Release, args []string) error {
-	fs := flag.NewFlagSet("cloud", flag.ExitOnError)
-	node := fs.String("node", "", "the node's name")
-	namespace := fs.String("namespace", "kupenstack-system", "the operator's namespace, where the profile goes")
-	charts := fs.String("charts", "", "a chart repository's URL, or a directory of the operator's pod (charts.localPath)")
-	fs.Parse(args)
-	if *node == "" || *charts == "" || fs.NArg() != 1 {
-		return errors.New("cloud: want -node, -charts and one sample file")
-	}
-	source := kupenstackv1.ChartSource{LocalPath: *charts}
-	if strings.HasPrefix(*charts, "http://") || strings.HasPrefix(*charts, "https://") {
-		source = kupenstackv1.ChartSource{Repository: *charts}
-	}
-	data, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	s, err := imagebuild.ParseCloudSample(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
-	}
-	if err := rel.UseImages(s, *namespace, *node, source); err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
-	}
-	out, err := s.YAML()
-	if err != nil {
-		return err
-	}
-	_, err = os.Stdout.Write(out)
-	return err
 }

@@ -16,6 +16,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/cloudsample"
 	"github.com/kupenstack/kupenstack/internal/imagebuild"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
@@ -143,7 +144,7 @@ func wholeCloudSample(t *testing.T, root, node string) (*kupenstackv1.OpenstackC
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample, err := imagebuild.ParseCloudSample(data)
+	sample, err := cloudsample.Parse(data)
 	if err != nil {
 		t.Fatalf("one-node.yaml: %v", err)
 	}
@@ -157,7 +158,7 @@ func wholeCloudSample(t *testing.T, root, node string) (*kupenstackv1.OpenstackC
 		t.Fatal(err)
 	}
 	charts := kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"}
-	if err := rel.UseImages(sample, operatorNamespace, node, charts); err != nil {
+	if err := sample.UseImages(rel, operatorNamespace, node, charts); err != nil {
 		t.Fatalf("one-node.yaml: %v", err)
 	}
 	return sample.Profile, sample.Configuration

@@ -1,4 +1,8 @@
-package imagebuild
+// Package cloudsample readies a whole cloud's sample (config/samples/lcm/one-node.yaml) for a node
+// whose containerd holds the project's images: TestWholeCloud deploys it, and the real quickstart
+// applies what hack/cloudsample prints. Outside internal/imagebuild, whose source keys the image
+// cache.
+package cloudsample
 
 import (
 	"bytes"
@@ -11,19 +15,20 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/imagebuild"
 )
 
-// CloudSample is a whole cloud as config/samples/lcm/one-node.yaml declares it: one profile and
+// Sample is a whole cloud as config/samples/lcm/one-node.yaml declares it: one profile and
 // one configuration on one node.
-type CloudSample struct {
+type Sample struct {
 	Profile       *kupenstackv1.OpenstackCloudConfigurationProfile
 	Configuration *kupenstackv1.KupenstackConfiguration
 }
 
-// ParseCloudSample reads a profile and a configuration from YAML documents; any other kind, an
+// Parse reads a profile and a configuration from YAML documents; any other kind, an
 // unknown field or a missing half is an error.
-func ParseCloudSample(data []byte) (*CloudSample, error) {
-	s := &CloudSample{}
+func Parse(data []byte) (*Sample, error) {
+	s := &Sample{}
 	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
@@ -55,14 +60,14 @@ func ParseCloudSample(data []byte) (*CloudSample, error) {
 	return s, nil
 }
 
-// UseImages points the sample at this release's images, already imported into the node's
+// UseImages points the sample at release rel's images, already imported into the node's
 // containerd: every images.tags key the release maps, pull policy Never (a key it leaves out
 // fails as ErrImageNeverPull instead of reaching a registry). The profile goes into namespace
 // and the configuration onto node, with charts from source. The configuration must ask for the
 // release the images are built for.
-func (r *Release) UseImages(s *CloudSample, namespace, node string, charts kupenstackv1.ChartSource) error {
-	if got := strings.TrimSpace(s.Configuration.Spec.Release); got != r.Release {
-		return fmt.Errorf("the configuration asks for release %q, the images are %s's", got, r.Release)
+func (s *Sample) UseImages(rel *imagebuild.Release, namespace, node string, charts kupenstackv1.ChartSource) error {
+	if got := strings.TrimSpace(s.Configuration.Spec.Release); got != rel.Release {
+		return fmt.Errorf("the configuration asks for release %q, the images are %s's", got, rel.Release)
 	}
 	p := s.Profile
 	p.Namespace = namespace
@@ -70,7 +75,7 @@ func (r *Release) UseImages(s *CloudSample, namespace, node string, charts kupen
 	if p.Spec.Components == nil {
 		p.Spec.Components = map[string]kupenstackv1.ComponentProfile{}
 	}
-	for chart, images := range r.Charts {
+	for chart, images := range rel.Charts {
 		cp := p.Spec.Components[chart]
 		cp.Images = images
 		p.Spec.Components[chart] = cp
@@ -83,7 +88,7 @@ func (r *Release) UseImages(s *CloudSample, namespace, node string, charts kupen
 }
 
 // YAML writes the sample as two documents, ready for kubectl apply.
-func (s *CloudSample) YAML() ([]byte, error) {
+func (s *Sample) YAML() ([]byte, error) {
 	s.Profile.APIVersion, s.Profile.Kind = kupenstackv1.GroupVersion.String(), "OpenstackCloudConfigurationProfile"
 	s.Configuration.APIVersion, s.Configuration.Kind = kupenstackv1.GroupVersion.String(), "KupenstackConfiguration"
 	p, err := yaml.Marshal(s.Profile)

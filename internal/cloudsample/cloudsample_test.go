@@ -1,4 +1,4 @@
-package imagebuild
+package cloudsample
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/imagebuild"
 )
 
 // The shipped one-node sample takes the 2025.1 images: every chart of the release file gets its
@@ -20,27 +21,27 @@ func TestOneNodeSampleUsesTheReleaseImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseCloudSample(data)
+	s, err := Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recipes, err := LoadRecipes(filepath.Join(root, "images"))
+	recipes, err := imagebuild.LoadRecipes(filepath.Join(root, "images"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := LoadRelease(ReleaseFile(filepath.Join(root, "images"), "2025.1"), recipes)
+	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(filepath.Join(root, "images"), "2025.1"), recipes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	charts := kupenstackv1.ChartSource{LocalPath: "/charts/2025.1.0"}
-	if err := rel.UseImages(s, "kupenstack-system", "node-a", charts); err != nil {
+	if err := s.UseImages(rel, "kupenstack-system", "node-a", charts); err != nil {
 		t.Fatal(err)
 	}
 	out, err := s.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := ParseCloudSample(out)
+	again, err := Parse(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -74,9 +75,9 @@ func TestCloudSampleRejects(t *testing.T) {
 		"the wrong release": {profile + "---\n" + config, `asks for release "2026.1"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, err := ParseCloudSample([]byte(tc.doc))
+			s, err := Parse([]byte(tc.doc))
 			if err == nil {
-				err = (&Release{Release: "2025.1"}).UseImages(s, "ns", "n", kupenstackv1.ChartSource{})
+				err = s.UseImages(&imagebuild.Release{Release: "2025.1"}, "ns", "n", kupenstackv1.ChartSource{})
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want %q", err, tc.want)

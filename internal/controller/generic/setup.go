@@ -51,6 +51,10 @@ var (
 
 func init() { metrics.Registry.MustRegister(resyncLists, changesLists, driftRepairs, heals) }
 
+// CountDriftRepair counts a change made outside KupenStack that a controller off the engine
+// (ProjectQuota) undid, with the engine's own repairs.
+func CountDriftRepair(kind string) { driftRepairs.WithLabelValues(kind).Inc() }
+
 // Dependency declares that objects of one kind refer by name to objects of another kind in the
 // same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
 // the actuator, wakes the referrer when they change, and keeps a referenced object (and its
@@ -188,12 +192,12 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			return err
 		}
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), RateLimiter: retryLimiter()}).Complete(r)
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), RateLimiter: RetryLimiter()}).Complete(r)
 }
 
-// retryLimiter is controller-runtime's default (per object: exponential from 5 ms; overall: 10
+// RetryLimiter is controller-runtime's default (per object: exponential from 5 ms; overall: 10
 // retries/s with bursts of 100) with the per-object backoff capped at TransientRetryMax.
-func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+func RetryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, openstack.TransientRetryMax),
 		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},

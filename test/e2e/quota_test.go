@@ -117,12 +117,13 @@ func TestProjectQuota(t *testing.T) {
 		return nil
 	})
 
-	// Over quota: one network allowed, the seed uses it; another is refused with Neutron's
-	// message, and created once the quota grows (at once: the quota wakes it).
-	updateSpec(t, q, func(q *kupenstackv1.ProjectQuota) { q.Spec.Network.Networks = i64(1) })
-	waitQuota(t, q, "lowered", func(q *kupenstackv1.ProjectQuota) error {
-		if l := q.Status.Network.Networks.Limit; l != 1 {
-			return fmt.Errorf("networks limit %d", l)
+	// Over quota: no network allowed, below the seed's usage (accepted: the seed stays); another
+	// is refused with Neutron's message, and created once the quota grows (at once: the quota
+	// wakes it).
+	updateSpec(t, q, func(q *kupenstackv1.ProjectQuota) { q.Spec.Network.Networks = i64(0) })
+	waitQuota(t, q, "lowered below the usage", func(q *kupenstackv1.ProjectQuota) error {
+		if u := q.Status.Network.Networks; u != (kupenstackv1.QuotaUsage{Limit: 0, InUse: 1}) {
+			return fmt.Errorf("networks %+v", u)
 		}
 		return nil
 	})
@@ -193,8 +194,8 @@ func waitQuota(t *testing.T, q *kupenstackv1.ProjectQuota, what string, check fu
 
 // TestVirtualMachineOverQuota: a quota declared before the namespace has any object is applied
 // first (the quota makes the project); a VM over its instances limit is Degraded with Nova's
-// message and is created once the limit grows. The ProjectQuota deleted after its project
-// (namespace gone) lets go all the same.
+// message and is created once the limit grows; a limit then lowered below the usage is taken and
+// the VM stays. The ProjectQuota deleted after its project (namespace gone) lets go all the same.
 func TestVirtualMachineOverQuota(t *testing.T) {
 	requireCloud(t)
 	c := adminClients(t)
@@ -227,6 +228,15 @@ func TestVirtualMachineOverQuota(t *testing.T) {
 		}
 		return nil
 	})
+	// Below the usage: Nova takes it (the operator forces it), the VM stays.
+	updateSpec(t, q, func(q *kupenstackv1.ProjectQuota) { q.Spec.Compute.Instances = i64(0) })
+	waitQuota(t, q, "lowered below the usage", func(q *kupenstackv1.ProjectQuota) error {
+		if u := q.Status.Compute.Instances; u != (kupenstackv1.QuotaUsage{Limit: 0, InUse: 1}) {
+			return fmt.Errorf("instances %+v", u)
+		}
+		return nil
+	})
+	waitReady(t, vm)
 
 	// The namespace goes, and its project with it; the quota stays, waiting for the namespace to
 	// come back, until the admin deletes it.

@@ -59,7 +59,8 @@ func OpenStackServices(c *openstack.Clients) Services {
 				return networkquotas.GetDetail(ctx, sc, id).Result
 			},
 			set: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, l Limits) error {
-				return networkquotas.Update(ctx, sc, id, body{"quota", l, false}).Err
+				// force, as for Nova: Neutron announces it will check the usage by default.
+				return networkquotas.Update(ctx, sc, id, body{"quota", l, true}).Err
 			},
 			reset: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
 				return networkquotas.Delete(ctx, sc, id).Err
@@ -72,6 +73,7 @@ func OpenStackServices(c *openstack.Clients) Services {
 				return volumequotas.GetUsage(ctx, sc, id).Result
 			},
 			set: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, l Limits) error {
+				// Cinder has no force: a limit below the usage is refused (the quota is Degraded).
 				return volumequotas.Update(ctx, sc, id, body{"quota_set", l, false}).Err
 			},
 			reset: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {

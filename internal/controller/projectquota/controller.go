@@ -116,7 +116,18 @@ func (r *Reconciler) apply(ctx context.Context, q *kupenstackv1.ProjectQuota) (c
 	// changed, not the spec.
 	drifted := conditions.IsReady(q.Status.Conditions, q.Generation) && q.Status.ProjectID == projectID
 	q.Status.ProjectID = projectID
-	var changed []string
+	var changed []string // what was set, even when a later section fails
+	defer func() {
+		if len(changed) == 0 {
+			return
+		}
+		what := "set the quota of project %s: %s"
+		if drifted {
+			generic.CountDriftRepair(kind)
+			what = "the quota of project %s was changed outside KupenStack; set it back: %s"
+		}
+		r.Recorder.Eventf(q, nil, corev1.EventTypeNormal, "Updated", "Update", what, projectID, strings.Join(changed, ", "))
+	}()
 	for _, sec := range sections {
 		svc := sec.service(r.Services)
 		declared, limits := sec.declared(&q.Spec)
@@ -128,11 +139,11 @@ func (r *Reconciler) apply(ctx context.Context, q *kupenstackv1.ProjectQuota) (c
 		if err != nil {
 			return conditions.State{}, 0, fmt.Errorf("reading the %s quota of project %s: %w", sec.name(), projectID, err)
 		}
-		diff := Limits{}
+		diff, changes := Limits{}, []string(nil)
 		for _, l := range limits {
 			if now := usage[l.service]; now.Limit != l.value {
 				diff[l.service] = l.value
-				changed = append(changed, fmt.Sprintf("%s.%s %d → %d", sec.name(), l.field, now.Limit, l.value))
+				changes = append(changes, fmt.Sprintf("%s.%s %d → %d", sec.name(), l.field, now.Limit, l.value))
 			}
 		}
 		if len(diff) > 0 {
@@ -140,20 +151,13 @@ func (r *Reconciler) apply(ctx context.Context, q *kupenstackv1.ProjectQuota) (c
 				sec.observe(&q.Status, usage)
 				return conditions.State{}, 0, fmt.Errorf("setting the %s quota of project %s: %w", sec.name(), projectID, err)
 			}
+			changed = append(changed, changes...)
 			// Read back: the status shows what OpenStack now has, not what was asked for.
 			if usage, err = svc.Get(ctx, projectID); err != nil {
 				return conditions.State{}, 0, fmt.Errorf("reading the %s quota of project %s: %w", sec.name(), projectID, err)
 			}
 		}
 		sec.observe(&q.Status, usage)
-	}
-	if len(changed) > 0 {
-		what := "set the quota of project %s: %s"
-		if drifted {
-			generic.CountDriftRepair(kind)
-			what = "the quota of project %s was changed outside KupenStack; set it back: %s"
-		}
-		r.Recorder.Eventf(q, nil, corev1.EventTypeNormal, "Updated", "Update", what, projectID, strings.Join(changed, ", "))
 	}
 	return conditions.State{Ready: true}, r.resyncAfter(q), nil
 }

@@ -198,20 +198,28 @@ func namespaceNamed(t *testing.T, name string) string {
 }
 
 // TestRefusedThenFixed: a limit OpenStack refuses leaves the quota Degraded with OpenStack's
-// message (InvalidConfiguration, a Warning Event) until the spec changes.
+// message (InvalidConfiguration, a Warning Event) until the spec changes; what was set before
+// the refusal has its Event all the same.
 func TestRefusedThenFixed(t *testing.T) {
 	ns := namespace(t)
 	network.failSet(badRequest("Invalid input for operation: 'router' quota over the cloud's maximum"))
 	defer network.failSet(nil)
-	q := quotaFor(ns, kupenstackv1.ProjectQuotaSpec{Network: &kupenstackv1.NetworkQuota{Routers: ptr(1000000)}})
+	q := quotaFor(ns, kupenstackv1.ProjectQuotaSpec{
+		Compute: &kupenstackv1.ComputeQuota{Instances: ptr(7)},
+		Network: &kupenstackv1.NetworkQuota{Routers: ptr(1000000)},
+	})
 	create(t, q)
-	readyProject(t, ns)
+	project := readyProject(t, ns)
 	got := waitQuota(t, ns, "degraded", degraded(kupenstackv1.ReasonInvalidConfiguration, "'router' quota over the cloud's maximum"))
 	if c := meta.FindStatusCondition(got.Status.Conditions, kupenstackv1.ConditionReady); c.Status != metav1.ConditionFalse {
 		t.Errorf("Ready %+v", c)
 	}
-	if count, _ := eventsOf(t, got); count[kupenstackv1.ReasonInvalidConfiguration] == 0 {
+	count, notes := eventsOf(t, got)
+	if count[kupenstackv1.ReasonInvalidConfiguration] == 0 {
 		t.Errorf("events %v, want a Warning", count)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "Updated: set the quota of project "+project+": compute.instances 100 → 7") {
+		t.Errorf("events %q, want the compute limit that was set", notes)
 	}
 	network.failSet(nil)
 	got.Spec.Network.Routers = ptr(20)

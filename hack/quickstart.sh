@@ -164,7 +164,7 @@ cloud() {
 
 samples() {
   kubectl apply --server-side -f "$ROOT/config/samples"
-  kubectl wait --for condition=Ready --timeout 2m project/$SAMPLES_NS
+  kubectl wait --for condition=Ready --timeout 2m project/$SAMPLES_NS projectquota/$SAMPLES_NS
   kubectl wait --for condition=Ready --timeout 2m flavor --all
   local kind
   for kind in "${SAMPLE_KINDS[@]}"; do

@@ -202,6 +202,7 @@ func seeds(t testing.TB) [][]byte {
 		`{"kind":"ServerGroup","metadata":{"name":"g","namespace":"a"},"spec":{"policy":"anti-affinity","maxServersPerHost":2}}`,
 		`{"kind":"HostAggregate","metadata":{"name":"h"},"spec":{"nodeSelector":{"disk":"ssd"},"availabilityZone":"ssd"}}`,
 		`{"kind":"Project","metadata":{"name":"a"},"spec":{"namespace":"a"},"status":{"id":"abc","projectName":"kupenstack-a","createdByKupenstack":true}}`,
+		`{"kind":"ProjectQuota","metadata":{"name":"a"},"spec":{"namespace":"a","compute":{"instances":10,"ramMiB":4096},"network":{"floatingIPs":-1},"volume":{},"resyncPeriod":"10m"},"status":{"projectID":"abc","lastSyncTime":"2026-01-02T03:04:05Z","compute":{"instances":{"limit":10,"inUse":2}},"network":{"ports":{"limit":-1,"inUse":0}}}}`,
 		`{"kind":"OpenstackNode","metadata":{"name":"node-1"},"spec":{"roles":["control","compute"],"profile":{"name":"p","namespace":"ns1"},"conf":{"nova":{"DEFAULT":{"x":1}}}}}`,
 		`{"kind":"OpenstackComponent","metadata":{"name":"nova"},"spec":{"chart":"nova","chartVersion":"2026.1.0","release":"2026.1","namespace":"openstack","dependsOn":["keystone","placement"],"upgradePhase":4,"valuesHash":"0123456789abcdef"}}`,
 		`{"kind":"KupenstackConfiguration","metadata":{"name":"kupenstack"},"spec":{"release":"2026.1","charts":{"localPath":"/charts"},"defaultProfile":{"name":"default","namespace":"openstack"},"progressDeadline":"20m","nodes":[{"name":"a","type":"control,compute"},{"name":"b","roles":["compute"]}]}}`,

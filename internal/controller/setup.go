@@ -22,6 +22,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/port"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
+	"github.com/kupenstack/kupenstack/internal/controller/projectquota"
 	"github.com/kupenstack/kupenstack/internal/controller/router"
 	"github.com/kupenstack/kupenstack/internal/controller/securitygroup"
 	"github.com/kupenstack/kupenstack/internal/controller/servergroup"
@@ -112,6 +113,12 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 				Client: c, Recorder: mgr.GetEventRecorder(project.ProjectControllerName), Clients: o.Clients,
 				DomainID: o.DomainID, MemberRole: o.MemberRole,
 				NamespaceInUse: func(ctx context.Context, ns string) (bool, error) { return namespaceInUse(ctx, c, ns) },
+			}).SetupWithManager(mgr)
+		}},
+		{projectquota.ControllerName, func() error {
+			return (&projectquota.Reconciler{
+				Client: c, Recorder: mgr.GetEventRecorder(projectquota.ControllerName),
+				Services: projectquota.OpenStackServices(o.Clients), ResyncPeriod: o.ResyncPeriod,
 			}).SetupWithManager(mgr)
 		}},
 		{"network", func() error { return network.Setup(ctx, mgr, engine) }},

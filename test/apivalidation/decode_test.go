@@ -33,6 +33,7 @@ var validSpecs = map[string]string{
 	"HostAggregate":     "  nodeSelector: {disk: ssd}\n  availabilityZone: ssd\n",
 	"VirtualMachineSet": "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: '25%'}}\n",
 	"Project":           "  namespace: " + ns + "\n",
+	"ProjectQuota":      "  namespace: " + ns + "\n  compute: {instances: 10, ramMiB: 4096}\n  network: {floatingIPs: -1}\n  volume: {gigabytes: 100}\n  resyncPeriod: 10m\n",
 	"KupenstackConfiguration": "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n" +
 		"  progressDeadline: 20m\n  nodes: [{name: node-1, type: 'control,compute'}]\n",
 	"OpenstackCloudConfigurationProfile": "  replicas: 1\n  components: {nova: {conf: {nova: {DEFAULT: {cpu_allocation_ratio: 4}}}}}\n",
@@ -40,14 +41,14 @@ var validSpecs = map[string]string{
 	"OpenstackNode":                      "  roles: [compute]\n",
 }
 
-// admissionSeed is kind's valid object, named and scoped as admission requires: a Project after its
-// namespace, the KupenstackConfiguration kupenstack, an OpenstackComponent after its chart; the
-// life-cycle kinds but the profile are cluster-scoped.
+// admissionSeed is kind's valid object, named and scoped as admission requires: a Project and a
+// ProjectQuota after their namespace, the KupenstackConfiguration kupenstack, an OpenstackComponent
+// after its chart; these and the other life-cycle kinds but the profile are cluster-scoped.
 func admissionSeed(t *testing.T, kind string) *unstructured.Unstructured {
 	t.Helper()
 	obj := decode(t, kind, validSpecs[kind])
 	switch kind {
-	case "Project":
+	case "Project", "ProjectQuota":
 		obj.SetName(ns)
 	case "KupenstackConfiguration":
 		obj.SetName("kupenstack")
@@ -57,7 +58,7 @@ func admissionSeed(t *testing.T, kind string) *unstructured.Unstructured {
 		obj.SetName("node-1")
 	}
 	switch kind {
-	case "Project", "KupenstackConfiguration", "OpenstackComponent", "OpenstackNode":
+	case "Project", "ProjectQuota", "KupenstackConfiguration", "OpenstackComponent", "OpenstackNode":
 		obj.SetNamespace("")
 	}
 	return obj

@@ -42,9 +42,9 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	}
 }
 
-// TestSamples applies every object of config/samples (the namespaced ones into a fresh
-// namespace) and waits until each KupenStack object is Ready against the real cloud, then
-// deletes them all at once.
+// TestSamples applies every object of config/samples (the namespaced ones, and the quota of
+// their namespace, into a fresh namespace) and waits until each KupenStack object is Ready
+// against the real cloud, then deletes them all at once.
 func TestSamples(t *testing.T) {
 	requireCloud(t)
 	ns := newNamespace(t)
@@ -59,6 +59,12 @@ func TestSamples(t *testing.T) {
 	for _, o := range objs {
 		if o.GetNamespace() != "" {
 			o.SetNamespace(ns)
+		}
+		if o.GetKind() == "ProjectQuota" { // named after its namespace: the test's
+			o.SetName(ns)
+			if err := unstructured.SetNestedField(o.Object, ns, "spec", "namespace"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := env.Client.Create(env.Ctx, o); err != nil {
 			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)

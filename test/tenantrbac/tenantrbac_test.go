@@ -174,9 +174,9 @@ func TestKubectlGetOpenstackAsTenant(t *testing.T) {
 }
 
 // TestTenantCannotWriteOperatorKinds: the kinds the operator writes (OpenstackComponent,
-// OpenstackNode, Project) and the cloud's configuration are the admin's and the operator's: a
-// tenant bound to edit or admin in its namespace can neither create, update, patch nor delete
-// them, even when named after its own namespace.
+// OpenstackNode, Project), the namespaces' quotas and the cloud's configuration are the admin's
+// and the operator's: a tenant bound to edit or admin in its namespace can neither create, update,
+// patch nor delete them, even when named after its own namespace.
 func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 	setup(t)
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-admin", Namespace: "mine"},
@@ -186,8 +186,12 @@ func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, rb) })
+	instances := int64(1000)
 	objects := []client.Object{
 		&kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: kupenstackv1.ProjectSpec{Namespace: "mine"}},
+		// Its own namespace's quota: a tenant cannot raise it, nor read it.
+		&kupenstackv1.ProjectQuota{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: kupenstackv1.ProjectQuotaSpec{Namespace: "mine",
+			Compute: &kupenstackv1.ComputeQuota{Instances: &instances}}},
 		&kupenstackv1.OpenstackNode{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: kupenstackv1.OpenstackNodeSpec{Roles: []string{"compute"}}},
 		&kupenstackv1.OpenstackComponent{ObjectMeta: metav1.ObjectMeta{Name: "nova"}, Spec: kupenstackv1.OpenstackComponentSpec{
 			Chart: "nova", ChartVersion: "2026.1.0", Release: "2026.1", Namespace: "openstack", UpgradePhase: 4, ValuesHash: "0123456789abcdef"}},
@@ -234,7 +238,7 @@ func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 // configuration profiles, whatever the verbs; a new kind added to a role by mistake fails here
 // before it reaches a cluster.
 func TestTenantRolesNameOnlyTenantKinds(t *testing.T) {
-	adminKinds := []string{"projects", "openstacknodes", "openstackcomponents", "kupenstackconfigurations",
+	adminKinds := []string{"projects", "projectquotas", "openstacknodes", "openstackcomponents", "kupenstackconfigurations",
 		"openstackcloudconfigurationprofiles", "flavors", "hostaggregates"}
 	for _, dir := range []string{filepath.Join("config", "rbac"), filepath.Join("charts", "kupenstack", "files")} {
 		for _, f := range []string{"tenant_view_role.yaml", "tenant_edit_role.yaml"} {

@@ -13,7 +13,7 @@ import (
 // An object failing through a long outage must be retried within TransientRetryMax of OpenStack
 // coming back (the work queue's default would wait up to 1000 s), and still start fast.
 func TestTransientRetriesAreCapped(t *testing.T) {
-	limiter := retryLimiter()
+	limiter := RetryLimiter()
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "net"}}
 	if d := limiter.When(req); d > 10*time.Millisecond {
 		t.Fatalf("first retry after %s, want milliseconds", d)

@@ -574,7 +574,11 @@ func (r *Reconciler[O, R]) resyncAfter(obj O) time.Duration {
 	if period <= 0 {
 		return 0
 	}
-	// Spread the checks of objects created together.
+	return Jittered(period)
+}
+
+// Jittered is period and up to a tenth more, so that the checks of objects created together spread out.
+func Jittered(period time.Duration) time.Duration {
 	return period + time.Duration(rand.Int64N(int64(period)/10+1))
 }
 

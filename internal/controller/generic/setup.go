@@ -51,6 +51,10 @@ var (
 
 func init() { metrics.Registry.MustRegister(resyncLists, changesLists, driftRepairs, heals) }
 
+// CountDriftRepair counts a change made outside KupenStack that a controller off the engine
+// (ProjectQuota) undid, with the engine's own repairs.
+func CountDriftRepair(kind string) { driftRepairs.WithLabelValues(kind).Inc() }
+
 // Dependency declares that objects of one kind refer by name to objects of another kind in the
 // same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
 // the actuator, wakes the referrer when they change, and keeps a referenced object (and its
@@ -142,6 +146,13 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			func(ctx context.Context, p client.Object) []reconcile.Request {
 				return r.requestsIn(ctx, p.GetName(), nil)
 			}))
+		// The namespace's quota applied (raised, or put back after drift) wakes the objects
+		// OpenStack refused: a request over quota would otherwise wait for the slow retry of
+		// rejected requests (openstack.RejectedRetryInterval).
+		b = b.Watches(&kupenstackv1.ProjectQuota{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, q client.Object) []reconcile.Request {
+				return r.degradedIn(ctx, q.(*kupenstackv1.ProjectQuota).Spec.Namespace)
+			}), builder.WithPredicates(quotaApplied))
 	}
 
 	for _, dep := range r.Dependencies {
@@ -188,16 +199,48 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			return err
 		}
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), RateLimiter: retryLimiter()}).Complete(r)
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), RateLimiter: RetryLimiter()}).Complete(r)
 }
 
-// retryLimiter is controller-runtime's default (per object: exponential from 5 ms; overall: 10
+// RetryLimiter is controller-runtime's default (per object: exponential from 5 ms; overall: 10
 // retries/s with bursts of 100) with the per-object backoff capped at TransientRetryMax.
-func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+func RetryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, openstack.TransientRetryMax),
 		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
+}
+
+// quotaApplied passes a ProjectQuota's updates that end a pass which found OpenStack matching it
+// (its last sync time moved, Ready), and its deletion (the limits went back to the defaults).
+var quotaApplied = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*kupenstackv1.ProjectQuota)
+		q, ok := e.ObjectNew.(*kupenstackv1.ProjectQuota)
+		return ok && okOld && conditions.IsReady(q.Status.Conditions, q.Generation) &&
+			!q.Status.LastSyncTime.Equal(old.Status.LastSyncTime)
+	},
+}
+
+// degradedIn lists the kind's Degraded objects in namespace as reconcile requests.
+func (r *Reconciler[O, R]) degradedIn(ctx context.Context, namespace string) []reconcile.Request {
+	list := r.NewList()
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing objects to wake", "kind", r.Name, "namespace", namespace)
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(O)
+		if meta.IsStatusConditionTrue(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionDegraded) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
+		}
+		return nil
+	})
+	return reqs
 }
 
 // requestsIn lists the kind's objects in namespace (optionally filtered) as reconcile requests.

@@ -76,7 +76,7 @@ func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	result, rerr := r.ensure(ctx, &p)
 	state := conditions.State{Ready: rerr == nil && p.Status.ID != ""}
 	if rerr != nil {
-		state = errorState(rerr)
+		state = ErrorState(rerr)
 		r.Recorder.Eventf(&p, nil, corev1.EventTypeWarning, state.Reason, "Reconcile", "%s", state.Message)
 	}
 	conditions.Set(&p.Status.Conditions, p.Generation, state)
@@ -84,7 +84,7 @@ func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err := r.Client.Status().Patch(ctx, &p, client.MergeFrom(before)); err != nil {
 		return ctrl.Result{}, err
 	}
-	return requeueFor(result, rerr)
+	return RequeueFor(result, rerr)
 }
 
 func (r *ProjectReconciler) ensure(ctx context.Context, p *kupenstackv1.Project) (ctrl.Result, error) {
@@ -199,7 +199,7 @@ func (r *ProjectReconciler) delete(ctx context.Context, p *kupenstackv1.Project)
 			return ctrl.Result{}, err
 		}
 		if err := projects.Delete(ctx, identity, p.Status.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
-			return requeueFor(ctrl.Result{}, err)
+			return RequeueFor(ctrl.Result{}, err)
 		}
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "ProjectDeleted", "Delete",
 			"deleted Keystone project %s (%s)", p.Status.ProjectName, p.Status.ID)
@@ -226,17 +226,18 @@ func hasTag(tags []string, tag string) bool {
 	return false
 }
 
-// errorState turns an error into the conditions that describe it.
-func errorState(err error) conditions.State {
+// ErrorState turns an OpenStack error into the conditions that describe it (for the project-level
+// controllers, which do not run on the generic engine).
+func ErrorState(err error) conditions.State {
 	if class, _ := openstack.Classify(err); class == openstack.Rejected {
 		return conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}
 	}
 	return conditions.State{Reason: kupenstackv1.ReasonTransientError, Message: err.Error()}
 }
 
-// requeueFor turns an error into the right retry: throttled and rejected calls wait as long as
+// RequeueFor turns an error into the right retry: throttled and rejected calls wait as long as
 // they should, everything else goes to the work queue's exponential backoff.
-func requeueFor(result ctrl.Result, err error) (ctrl.Result, error) {
+func RequeueFor(result ctrl.Result, err error) (ctrl.Result, error) {
 	if err == nil {
 		return result, nil
 	}

@@ -244,8 +244,8 @@ up() {
   step "operator from charts/kupenstack, life-cycle on" "$LOGS/operator.log" operator
   step "the cloud, deployed by the operator (config/samples/lcm/one-node.yaml; 15-25 min)" "$LOGS/cloud.log" cloud
   step "admin: external network public ($EXT_CIDR on $EXT_BRIDGE)" "$LOGS/external.log" external
-  step "tenant $TENANT: project, image, network, router, security group, key, floating IP, VM" "$LOGS/tenant.log" key
-  step "tenant $TENANT Ready (config/samples/quickstart/real-tenant.yaml)" "$LOGS/tenant.log" tenant
+  step "an SSH key for the demo's KeyPair ($STATE/id_ed25519)" "$LOGS/tenant.log" key
+  step "tenant $TENANT: project, image, network, router, security group, key pair, floating IP, VM, all Ready (config/samples/quickstart/real-tenant.yaml)" "$LOGS/tenant.log" tenant
   step "the VM answers HTTP at its floating IP" "$LOGS/tenant.log" guest_up
   echo
   kubectl get ksconfig,oscomp

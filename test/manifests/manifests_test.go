@@ -5,6 +5,7 @@ package manifests
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,6 +139,7 @@ func TestSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		data = realQuickstartTenant(t, data)
 		for _, obj := range apply(t, data) {
 			// There is one configuration per cluster: leave room for the docs' example.
 			if obj.GetKind() == "KupenstackConfiguration" {
@@ -205,4 +208,31 @@ func yamlBlocks(doc string) []string {
 		}
 	}
 	return blocks
+}
+
+// realQuickstartTenant fills in what hack/quickstart-real.sh fills in the real quickstart's
+// tenant (config/samples/quickstart/real-tenant.yaml): the guest's URL and checksum and a public
+// key, in a namespace of its own, beside config/samples' demo whose VM is also web-0. Other
+// samples are returned as they are.
+func realQuickstartTenant(t *testing.T, data []byte) []byte {
+	t.Helper()
+	if !bytes.Contains(data, []byte("@GUEST_URL@")) {
+		return data
+	}
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.NewReplacer("@GUEST_URL@", "http://files.kupenstack-files.svc.cluster.local/guest/guest.raw",
+		"@GUEST_SHA256@", strings.Repeat("0", 64),
+		"@PUBLIC_KEY@", strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))),
+		"name: demo\n", "name: real-demo\n", "namespace: demo\n", "namespace: real-demo\n").Replace(string(data))
+	if strings.Contains(s, "@GUEST_") || strings.Contains(s, "@PUBLIC_KEY@") {
+		t.Fatalf("real-tenant.yaml: a placeholder left: %s", s)
+	}
+	return []byte(s)
 }

@@ -63,7 +63,7 @@ type ManagedSpec struct {
 	// ResyncPeriod: how often OpenStack is compared with the spec to find drift, as a duration
 	// (30s, 10m, 1h); 0 turns it off, otherwise between 1s and 720h (30 days). Defaults to the
 	// operator's --resync-period (10 minutes).
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) == duration('0s') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="resyncPeriod must be 0 (off) or between 1s and 720h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) == duration('0s') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="resyncPeriod must be 0 (off) or between 1s and 720h"
 	// +optional
 	ResyncPeriod *Duration `json:"resyncPeriod,omitempty"`
 }
@@ -102,6 +102,11 @@ type ManagedObject interface {
 // +kubebuilder:validation:MaxLength=63
 // +kubebuilder:validation:XValidation:rule="self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')",message="must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 type LabelValue string
+
+// AnnotationValue is a Kubernetes annotation value. Its bound is the annotations' total
+// (256 KiB): it lets the API server bound the cost of the rule that adds them up.
+// +kubebuilder:validation:MaxLength=262144
+type AnnotationValue string
 
 // LabelSet is m as plain strings, for label selectors and object labels.
 func LabelSet(m map[string]LabelValue) map[string]string {

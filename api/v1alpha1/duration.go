@@ -11,10 +11,12 @@ import (
 )
 
 // DurationPattern is what admission accepts as a duration: Go's time.ParseDuration syntax
-// (300ms, 1.5h, 2h45m), or 0, with at most four parts of at most six integer digits each, so
-// that every accepted value parses in Go and in CEL without overflow. The markers of Duration
+// (300ms, 1.5h, 2h45m), or 0, with at most four parts of at most five integer digits each, so
+// that every accepted value parses in Go and in CEL without overflow (four parts of 99999.9h are
+// 1.4e18 ns of the 9.2e18 an int64 holds; six digits let three parts of 999999h overflow, and
+// CEL's duration() then failed with its own text instead of the rule's message). The markers of Duration
 // repeat it (they cannot name a constant); a test holds the generated CRDs to it.
-const DurationPattern = `^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$`
+const DurationPattern = `^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$`
 
 // Duration is a length of time written as Go writes it: 30s, 10m, 1h30m. Unlike metav1.Duration
 // it decodes any stored value: an object written before admission checked the field (or by
@@ -23,7 +25,7 @@ const DurationPattern = `^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|�
 // with it, for the object's Degraded condition.
 // +kubebuilder:validation:Type=string
 // +kubebuilder:validation:MaxLength=64
-// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$')",message="must be a duration such as 30s, 10m or 1h30m (units h, m, s, ms, us, ns)"
+// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$')",message="must be a duration such as 30s, 10m or 1h30m (units h, m, s, ms, us, ns)"
 type Duration struct {
 	time.Duration `json:"-"`
 	// invalid is the stored JSON of a value that is not a duration; empty when it is one.

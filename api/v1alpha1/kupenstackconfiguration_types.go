@@ -162,7 +162,7 @@ type KupenstackConfigurationSpec struct {
 	// revision (reason UpgradeFailed); a first install is reported (reason
 	// ProgressDeadlineExceeded) and still waited for, having nothing to go back to.
 	// A duration (10m, 1h30m) between 10s and 24h; default 15m.
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="progressDeadline must be between 10s and 24h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10s') && duration(self) <= duration('24h'))",message="progressDeadline must be between 10s and 24h"
 	// +kubebuilder:default="15m"
 	// +optional
 	ProgressDeadline *Duration `json:"progressDeadline,omitempty"`

@@ -6,6 +6,7 @@ import (
 
 // Phases of an OpenstackComponent, as status.phase.
 const (
+	ComponentPhasePending      = "Pending" // the operator has not looked at it yet
 	ComponentPhaseWaiting      = "WaitingForDependencies"
 	ComponentPhaseInstalling   = "Installing"
 	ComponentPhaseUpgrading    = "Upgrading"
@@ -100,8 +101,10 @@ type OpenstackComponentStatus struct {
 	// +optional
 	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Phase is a one-word summary (WaitingForDependencies, Installing, Upgrading, Deploying,
-	// Ready, Failed, RolledBack, Uninstalling).
+	// Phase is a one-word summary (default Pending: the operator has not looked at the component
+	// yet; then WaitingForDependencies, Installing, Upgrading, Deploying, Ready, Failed,
+	// RolledBack, Uninstalling).
+	// +kubebuilder:default=Pending
 	// +optional
 	Phase string `json:"phase,omitempty"`
 	// HelmRelease is the namespace/name of the Helm release.
@@ -114,7 +117,8 @@ type OpenstackComponentStatus struct {
 	// LastGoodRevision is the newest revision whose workloads were all ready.
 	// +optional
 	LastGoodRevision int32 `json:"lastGoodRevision,omitempty"`
-	// ChartVersion and Release (OpenStack) of the deployed revision.
+	// ChartVersion of the deployed revision (default None: no revision deployed).
+	// +kubebuilder:default=None
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
 	// +optional
@@ -171,8 +175,8 @@ type OpenstackComponent struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec OpenstackComponentSpec `json:"spec"`
-	// Status is what the operator observed. It defaults to {} so that its counts read 0, not
-	// a blank, before the operator first writes it.
+	// Status is what the operator observed. It defaults to {} so that its columns read 0,
+	// Unknown, Pending or None, not a blank, before the operator first writes it.
 	// +kubebuilder:default={}
 	Status OpenstackComponentStatus `json:"status,omitempty"`
 }

@@ -123,7 +123,7 @@ type ProjectQuotaSpec struct {
 	// outside KupenStack undone) and the usage in the status refreshed, as a duration (30s, 10m,
 	// 1h); 0 turns it off, otherwise between 1s and 720h (30 days). Defaults to the operator's
 	// --resync-period (10 minutes).
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) == duration('0s') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="resyncPeriod must be 0 (off) or between 1s and 720h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) == duration('0s') || (duration(self) >= duration('1s') && duration(self) <= duration('720h'))",message="resyncPeriod must be 0 (off) or between 1s and 720h"
 	// +optional
 	ResyncPeriod *Duration `json:"resyncPeriod,omitempty"`
 }

@@ -6,6 +6,11 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // True when every expected or deployed OpenStack service answered its last probe.
 const ConditionServicesHealthy = "ServicesHealthy"
 
+// ReasonNotProbed is ServicesHealthy's reason (status Unknown) from the moment the operator sees a
+// configuration until the validation agent's first report, so that kubectl's SERVICES column
+// reads Unknown rather than a blank.
+const ReasonNotProbed = "NotProbed"
+
 // ServiceHealth is the validation agent's last verdict on one OpenStack service. It is rewritten
 // when the verdict changes, and otherwise only now and then to refresh lastProbeTime, so that a
 // steady cloud causes no status writes per probe; the metrics have every probe.

@@ -119,11 +119,14 @@ type VirtualMachineTemplateMeta struct {
 	Labels map[string]LabelValue `json:"labels,omitempty"`
 	// Annotations of each VirtualMachine made from the template (at most 64). Keys are
 	// Kubernetes annotation keys: an optional DNS prefix (letters of either case) and '/', then
-	// a name of at most 63 characters.
+	// a name of at most 63 characters. Keys and values together are at most 256 KiB (UTF-8;
+	// keys are ASCII by the rule above, so the sum counts their characters),
+	// the limit Kubernetes sets on the annotations of the VirtualMachines made from them.
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.map(k, k.size() + bytes(self[k]).size()).sum() <= 262144",message="template annotations must total at most 256 KiB (keys and values, in UTF-8 bytes): Kubernetes refuses larger annotations on the VirtualMachines made from them"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?([.][A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.split('/')[0].size() <= 253))",message="template annotation keys must be annotation keys: an optional DNS prefix of at most 253 characters and '/', then a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	// +optional
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Annotations map[string]AnnotationValue `json:"annotations,omitempty"`
 }
 
 // VirtualMachineSetSpec is the desired set of identical VMs.

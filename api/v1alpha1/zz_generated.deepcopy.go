@@ -3259,7 +3259,7 @@ func (in *VirtualMachineTemplateMeta) DeepCopyInto(out *VirtualMachineTemplateMe
 	}
 	if in.Annotations != nil {
 		in, out := &in.Annotations, &out.Annotations
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]AnnotationValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

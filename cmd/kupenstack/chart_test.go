@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -158,10 +159,10 @@ func TestChartValuesSchema(t *testing.T) {
 	}
 }
 
-// TestChartValuesSchemaPeriods: the schema's period patterns take what the operator's own flag
-// parsing and bounds take (0 where it means off, otherwise at least 1s), and nothing else. The
-// one gap: a sum of parts each under 1s ("500ms500ms") that the operator would take is refused,
-// as a pattern cannot add.
+// TestChartValuesSchemaPeriods: the chart takes exactly the periods the operator's own flag
+// parsing and bounds take (0 where it means off, otherwise at least 1s): the schema's pattern
+// for the syntax, the chart's kupenstack.checkPeriod for the sum (a pattern cannot add: the
+// chart used to refuse 500ms500ms, which the operator takes as 1s).
 func TestChartValuesSchemaPeriods(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(chart.Dir(), "values.schema.json"))
 	if err != nil {
@@ -174,13 +175,16 @@ func TestChartValuesSchemaPeriods(t *testing.T) {
 		t.Fatal(err)
 	}
 	corpus := []string{"0", "-0", "+0", "0s", "0.0m", "-0s", "0h0m0s", ".0s", "1s", "+1s", "-1s", "1", "s", ".", ".s", "1.s", ".5s",
-		"999ms", "1000ms", "0999ms", "999.999ms", "1000.5ms", "0.5s", "0.9999999999s", "1.0s", "01s", "00.5m", ".5m", "0.01m",
+		"999ms", "1000ms", "0999ms", "999.999ms", "1000.5ms", "0.5s", "0.9999999999s", "0.999999999s", "1.0s", "01s", "00.5m", ".5m", "0.01m",
 		"0.0166m", "0.0167m", "0.017m", "0.02m", "0.00027h", "0.000277h", "0.0002778h", "0.00028h", "0.0003h", "0.001h",
-		"999999us", "1000000us", "1000000µs", "999999999ns", "1000000000ns", "1h30m", "10m", "90s", "720h", "1m0.5s",
-		"500ms500ms", "0.5s0.5s", "1ms1s", "1s1ms", "1d", "1 s", "soon", " 1s", "1s ", "1e3ms", "1.5.5s", "1sm", "1µ", "-1m"}
-	// Random forms too: one to three parts, with leading zeros, fractions and every unit.
+		"999999us", "99999us", "1000000us", "1000000µs", "999999999ns", "1000000000ns", "1h30m", "10m", "90s", "720h", "1m0.5s",
+		"500ms500ms", "0.5s0.5s", "250ms250ms250ms250ms", "250ms250ms250ms249ms", "999ms999us1000ns", "999ms999us999ns",
+		"0.3333333333s0.3333333333s0.3333333334s", ".333333333s.333333333s.333333334s", "0.5s500ms", "499ms0.5s", "1ms1s", "1s1ms",
+		"μs", "500000μs500000µs", "99999h99999h99999h99999h", "999999h999999h999999h", "1s1s1s1s1s",
+		"1d", "1 s", "soon", " 1s", "1s ", "1e3ms", "1.5.5s", "1sm", "1µ", "-1m"}
+	// Random forms too: one to five parts, with leading zeros, fractions and every unit.
 	rng := rand.New(rand.NewPCG(19, 5))
-	units := []string{"ns", "us", "µs", "ms", "s", "m", "h"}
+	units := []string{"ns", "us", "µs", "μs", "ms", "s", "m", "h"}
 	digits := func(n int) string {
 		var b strings.Builder
 		for range n {
@@ -188,54 +192,64 @@ func TestChartValuesSchemaPeriods(t *testing.T) {
 		}
 		return b.String()
 	}
-	for range 5000 {
+	for range 3000 {
 		var b strings.Builder
-		for range 1 + rng.IntN(3) {
-			b.WriteString(digits(rng.IntN(6)))
+		for range 1 + rng.IntN(5) {
+			b.WriteString(digits(rng.IntN(7)))
 			if rng.IntN(2) == 0 {
-				b.WriteString("." + digits(rng.IntN(6)))
+				b.WriteString("." + digits(rng.IntN(11)))
 			}
 			b.WriteString(units[rng.IntN(len(units))])
 		}
 		corpus = append(corpus, b.String())
 	}
-	part := regexp.MustCompile(`[0-9.]+(ns|us|µs|ms|s|m|h)`)
-	for _, p := range []struct{ value, flag string }{
-		{"resyncPeriod", "resync-period"}, {"validationPeriod", "validation-period"}, {"vmHealthPeriod", "vm-health-period"},
+	// Sums near 1s, where a chart that did not add would part from the operator.
+	for range 1000 {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			fmt.Fprintf(&b, "%d.%sms", 200+rng.IntN(300), digits(1+rng.IntN(8)))
+		}
+		corpus = append(corpus, b.String())
+	}
+	for _, p := range []struct {
+		value, flag string
+		zeroIsOff   bool
+	}{
+		{"resyncPeriod", "resync-period", true}, {"validationPeriod", "validation-period", true}, {"vmHealthPeriod", "vm-health-period", false},
 	} {
 		pattern := regexp.MustCompile(schema.Properties[p.value].Pattern)
 		for _, v := range corpus {
 			fs := flag.NewFlagSet("kupenstack", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			_, _, err := parseFlags(fs, []string{"--" + p.flag + "=" + v}, func(string) string { return "" })
-			operator, chartOK := err == nil, pattern.MatchString(v)
-			// The gap: several parts, none of them 1s on its own.
-			parts := part.FindAllString(v, -1)
-			gap := len(parts) > 1
-			for _, one := range parts {
-				if d, err := time.ParseDuration(one); err != nil || d >= time.Second {
-					gap = false
-				}
+			operator := err == nil
+			chartOK := pattern.MatchString(v)
+			var chartErr error
+			if chartOK {
+				_, chartErr = chart.Include("kupenstack.checkPeriod", []any{p.value, v, p.zeroIsOff})
+				chartOK = chartErr == nil
 			}
-			switch {
-			case chartOK && !operator:
-				t.Errorf("%s %q: the schema takes it, the operator refuses it: %v", p.value, v, err)
-			case operator && !chartOK && !gap:
-				t.Errorf("%s %q: the operator takes it, the schema refuses it", p.value, v)
+			if chartOK != operator {
+				t.Errorf("%s %q: the chart takes it: %v (%v); the operator takes it: %v (%v)", p.value, v, chartOK, chartErr, operator, err)
 			}
 		}
 	}
-	// Through Helm itself, at the bounds.
+	// Through Helm itself, at the bounds: the schema, then the template's sum.
 	for _, tt := range []struct {
 		values map[string]any
 		ok     bool
 	}{
 		{map[string]any{"resyncPeriod": "999ms"}, false},
 		{map[string]any{"resyncPeriod": "1s"}, true},
+		{map[string]any{"resyncPeriod": "500ms500ms"}, true},
+		{map[string]any{"resyncPeriod": "500ms499ms"}, false},
+		{map[string]any{"resyncPeriod": "-1s"}, false},
 		{map[string]any{"validationPeriod": "0.5s"}, false},
 		{map[string]any{"validationPeriod": "0"}, true},
+		{map[string]any{"validationPeriod": "0s0ms"}, true},
 		{map[string]any{"vmHealthPeriod": "0"}, false},
 		{map[string]any{"vmHealthPeriod": "0.5m"}, true},
+		{map[string]any{"vmHealthPeriod": ".5s.5s"}, true},
 		{map[string]any{"workers": 1}, true},
 		{map[string]any{"openstack": map[string]any{"qps": 0}}, false},
 		{map[string]any{"openstack": map[string]any{"qps": 0.1}}, true},
@@ -245,5 +259,10 @@ func TestChartValuesSchemaPeriods(t *testing.T) {
 		if _, err := chart.Render("kupenstack", "ops", tt.values); (err == nil) != tt.ok {
 			t.Errorf("values %v: accepted %v, want %v (%v)", tt.values, err == nil, tt.ok, err)
 		}
+	}
+	// The refusal names the value and the rule.
+	_, err = chart.Render("kupenstack", "ops", map[string]any{"vmHealthPeriod": "400ms500ms"})
+	if err == nil || !strings.Contains(err.Error(), `vmHealthPeriod "400ms500ms": must be at least 1s`) {
+		t.Errorf("vmHealthPeriod 400ms500ms: %v", err)
 	}
 }

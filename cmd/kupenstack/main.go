@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/controller/lcm"
@@ -86,11 +88,11 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 		"namespace/name of the Secret whose clouds.yaml key holds the admin credentials [KUPENSTACK_CLOUD_SECRET]")
 	fs.StringVar(&o.cloudName, "cloud", env("KUPENSTACK_CLOUD", "openstack"),
 		"which cloud of that clouds.yaml to manage [KUPENSTACK_CLOUD]")
-	fs.DurationVar(&o.resyncPeriod, "resync-period", envDuration("KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
+	periodVar(fs, &o.resyncPeriod, "resync-period", envDuration("KUPENSTACK_RESYNC_PERIOD", 10*time.Minute),
 		"default period of the drift check of OpenStack resources: 0 turns it off, otherwise at least 1s [KUPENSTACK_RESYNC_PERIOD]")
-	fs.DurationVar(&o.vmHealthPeriod, "vm-health-period", envDuration("KUPENSTACK_VM_HEALTH_PERIOD", 5*time.Second),
+	periodVar(fs, &o.vmHealthPeriod, "vm-health-period", envDuration("KUPENSTACK_VM_HEALTH_PERIOD", 5*time.Second),
 		"how often each project's servers are checked for failed or vanished VMs: one list of the servers changed since the previous check, a full list every --resync-period; at least 1s [KUPENSTACK_VM_HEALTH_PERIOD]")
-	fs.DurationVar(&o.validationPeriod, "validation-period", envDuration("KUPENSTACK_VALIDATION_PERIOD", time.Minute),
+	periodVar(fs, &o.validationPeriod, "validation-period", envDuration("KUPENSTACK_VALIDATION_PERIOD", time.Minute),
 		"how often the validation agent probes each OpenStack service: 0 turns it off, otherwise at least 1s [KUPENSTACK_VALIDATION_PERIOD]")
 	fs.StringVar(&o.domainID, "project-domain", env("KUPENSTACK_PROJECT_DOMAIN", "default"),
 		"ID of the Keystone domain in which namespaces' projects are created [KUPENSTACK_PROJECT_DOMAIN]")
@@ -131,18 +133,56 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	return o, zapOpts, nil
 }
 
-// parseEnvDuration reads a duration from the environment variable name: def when it is unset or
-// empty, an error naming the variable when it is not a duration.
+// parseEnvDuration reads a period from the environment variable name: def when it is unset or
+// empty, an error naming the variable when it is not a duration (parsePeriod).
 func parseEnvDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
 	v := getenv(name)
 	if v == "" {
 		return def, nil
 	}
-	d, err := time.ParseDuration(v)
+	d, err := parsePeriod(v)
 	if err != nil {
 		return def, fmt.Errorf("environment variable %s=%q is not a duration (like 90s, 10m or 1h)", name, v)
 	}
 	return d, nil
+}
+
+// periodSyntax is the CRDs' duration syntax (kupenstackv1.DurationPattern): Go's, without a sign,
+// in at most four parts of at most five integer digits. The chart's schema holds its period
+// values to the same pattern, so the two take the same values.
+var periodSyntax = regexp.MustCompile(kupenstackv1.DurationPattern)
+
+// parsePeriod reads a period flag's value: time.ParseDuration, for values of periodSyntax only.
+func parsePeriod(s string) (time.Duration, error) {
+	if !periodSyntax.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a duration such as 90s, 10m or 1h30m (units h, m, s, ms, us, ns; at most four parts of at most five digits before the point)", s)
+	}
+	return time.ParseDuration(s)
+}
+
+// periodValue is a flag.Value of parsePeriod.
+type periodValue struct{ d *time.Duration }
+
+func (p periodValue) String() string {
+	if p.d == nil {
+		return ""
+	}
+	return p.d.String()
+}
+
+func (p periodValue) Set(s string) error {
+	d, err := parsePeriod(s)
+	if err != nil {
+		return err
+	}
+	*p.d = d
+	return nil
+}
+
+// periodVar is flag.DurationVar with parsePeriod's syntax.
+func periodVar(fs *flag.FlagSet, d *time.Duration, name string, def time.Duration, usage string) {
+	*d = def
+	fs.Var(periodValue{d}, name, usage)
 }
 
 // parseEnvBool reads a boolean from the environment variable name as a bool flag would

@@ -39,7 +39,8 @@ func table(t *testing.T, path string) map[string]any {
 // router's gateway, a subnet's CIDR, a flavor's sizes, an aggregate's zone, a server group's
 // policy), and the headers read as words. Counts the operator writes show 0 (or Unknown for a
 // "<ready>/<total>"), not blank, before it writes any status and once it has written one (here:
-// only observedGeneration, as a first reconcile might).
+// only observedGeneration, as a first reconcile might). A component's Phase reads Pending and its
+// Version None (no revision deployed) until the operator writes them.
 func TestColumnsBeforeFirstReconcile(t *testing.T) {
 	ensureNamespace(t)
 	const set = "  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n"
@@ -62,10 +63,12 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 		{"KupenstackConfiguration at first", "KupenstackConfiguration", "kupenstackconfigurations", "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n  nodes: [{name: a, type: control}]\n",
 			nil, map[string]any{"Release": "2026.1", "Nodes": float64(0), "Components": "Unknown"}},
 		{"OpenstackComponent at first", "OpenstackComponent", "openstackcomponents", "  chart: nova\n  chartVersion: 2026.1.0\n  release: '2026.1'\n  namespace: openstack\n  upgradePhase: 4\n  valuesHash: 0123456789abcdef\n",
-			nil, map[string]any{"Chart": "nova", "Revision": float64(0), "Workloads": "Unknown"}},
+			nil, map[string]any{"Chart": "nova", "Revision": float64(0), "Workloads": "Unknown", "Phase": "Pending", "Version": "None"}},
 		{"VirtualMachine restarts", "VirtualMachine", "virtualmachines", "  flavorRef: f\n  imageRef: i\n", map[string]any{"observedGeneration": int64(1)}, map[string]any{"Restarts": float64(0)}},
 		{"VirtualMachineSet counts", "VirtualMachineSet", "virtualmachinesets", set, map[string]any{"observedGeneration": int64(1)},
 			map[string]any{"Desired": float64(3), "Current": float64(0), "Ready": float64(0), "Up-to-date": float64(0), "Available": float64(0)}},
+		{"OpenstackComponent phase after a status write", "OpenstackComponent", "openstackcomponents", "  chart: nova\n  chartVersion: 2026.1.0\n  release: '2026.1'\n  namespace: openstack\n  upgradePhase: 4\n  valuesHash: 0123456789abcdef\n",
+			map[string]any{"observedGeneration": int64(1)}, map[string]any{"Revision": float64(0), "Workloads": "Unknown", "Phase": "Pending", "Version": "None"}},
 		{"KupenstackConfiguration nodes", "KupenstackConfiguration", "kupenstackconfigurations", "  release: '2026.1'\n  charts: {localPath: /charts}\n  defaultProfile: {name: default, namespace: openstack}\n",
 			map[string]any{"observedGeneration": int64(1)}, map[string]any{"Release": "2026.1", "Nodes": float64(0)}},
 	} {

@@ -141,6 +141,10 @@ func TestCreateValidation(t *testing.T) {
 		{"resyncPeriod negative", "Network", "  resyncPeriod: -5m\n", "must be a duration such as 30s"},
 		{"resyncPeriod overflow", "Network", "  resyncPeriod: 99999999999999999999h\n", "must be a duration such as 30s"},
 		{"resyncPeriod hot loop", "Network", "  resyncPeriod: 100ms\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
+		// Parts that each parse but add up past what Go's int64 nanoseconds hold: CEL's
+		// duration() failed on it with its own text where the rule's message belongs.
+		{"resyncPeriod sum overflows", "Network", "  resyncPeriod: 999999h999999h999999h\n", "spec.resyncPeriod: Invalid value: \"999999h999999h999999h\": must be a duration such as 30s"},
+		{"resyncPeriod largest parts", "Network", "  resyncPeriod: 99999h99999h99999h99999h\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
 		{"resyncPeriod too long", "Network", "  resyncPeriod: 8760h\n", "resyncPeriod must be 0 (off) or between 1s and 720h"},
 		{"resyncPeriod on a VM", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  resyncPeriod: tomorrow\n", "must be a duration such as 30s"},
 		{"resyncPeriod on a Flavor", "Flavor", "  vcpus: 1\n  ramMiB: 512\n  resyncPeriod: 1x\n", "must be a duration such as 30s"},
@@ -412,6 +416,12 @@ func TestCreateValidation(t *testing.T) {
 		{"vmset annotation key longest", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'" + strings.Repeat("p", 253) + "/" + strings.Repeat("n", 63) + "': x}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
 		{"vmset annotation key prefix 254", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {'" + strings.Repeat("p", 254) + "/n': x}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotation keys must be annotation keys"},
 		{"vmset too many annotations", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {" + manyKeys(65) + "}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Too many: 65: must have at most 64 items"},
+		// The total Kubernetes allows on the VMs' annotations (256 KiB of keys and values, in
+		// bytes), refused at admission rather than when each VM's create fails.
+		{"vmset annotations total 256 KiB", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {a: '" + strings.Repeat("x", 131071) + "', b: '" + strings.Repeat("y", 131071) + "'}}\n    spec: {flavorRef: f, imageRef: i}\n", ""},
+		{"vmset annotations total one byte over", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {a: '" + strings.Repeat("x", 131071) + "', bb: '" + strings.Repeat("y", 131071) + "'}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotations must total at most 256 KiB"},
+		// Counted in UTF-8 bytes as Kubernetes counts them: 131,072 characters of two bytes each.
+		{"vmset annotation of multibyte characters over", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}, annotations: {a: '" + strings.Repeat("é", 131072) + "'}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.annotations: Invalid value: template annotations must total at most 256 KiB"},
 		{"vmset template sets hash label", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, kupenstack.io/template-hash: abc}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.template.metadata.labels: Invalid value: template labels must not set kupenstack.io/template-hash"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -71,9 +72,20 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// First sight: Ready Unknown at once (kubectl get shows Unknown rather than a blank), with
-	// the node count the spec gives, before the pass writes any outcome.
-	if seen := cfg.DeepCopy(); conditions.SetUnknownIfNew(&seen.Status.Conditions, cfg.Generation) {
+	// First sight: Ready Unknown at once (kubectl get shows Unknown rather than a blank), and
+	// ServicesHealthy Unknown until the validation agent reports, with the node count the spec
+	// gives, before the pass writes any outcome.
+	seen := cfg.DeepCopy()
+	first := conditions.SetUnknownIfNew(&seen.Status.Conditions, cfg.Generation)
+	if meta.FindStatusCondition(seen.Status.Conditions, kupenstackv1.ConditionServicesHealthy) == nil {
+		meta.SetStatusCondition(&seen.Status.Conditions, metav1.Condition{
+			Type: kupenstackv1.ConditionServicesHealthy, Status: metav1.ConditionUnknown, Reason: kupenstackv1.ReasonNotProbed,
+			Message:            "no probe has reported yet (the validation agent probes every --validation-period; 0 turns it off)",
+			ObservedGeneration: cfg.Generation,
+		})
+		first = true
+	}
+	if first {
 		seen.Status.Nodes = enabledNodes(cfg.Spec.Nodes)
 		patch := client.MergeFromWithOptions(&cfg, client.MergeFromWithOptimisticLock{})
 		if err := r.Client.Status().Patch(ctx, seen, patch); err != nil {

@@ -17,7 +17,8 @@ import (
 // TestReadyUnknownAtFirstSight: the first Ready written on a new KupenstackConfiguration,
 // OpenstackNode and OpenstackComponent is Unknown (kubectl get shows Unknown rather than a blank
 // while the first pass works), before any outcome; the configuration's first status also counts
-// its nodes.
+// its nodes and carries ServicesHealthy Unknown (NotProbed: no validation agent runs here), so that
+// the SERVICES column is not blank either.
 func TestReadyUnknownAtFirstSight(t *testing.T) {
 	env.Require(t)
 	ensureNamespace(t, "lcm-profiles")
@@ -90,6 +91,11 @@ func TestReadyUnknownAtFirstSight(t *testing.T) {
 			if n, _, _ := unstructured.NestedInt64(u.Object, "status", "nodes"); u.GetKind() == "KupenstackConfiguration" && n != 1 {
 				t.Errorf("the configuration's status with Ready %s counts %d nodes, want 1", status, n)
 			}
+			if u.GetKind() == "KupenstackConfiguration" {
+				if st, reason, ok := condition(u, kupenstackv1.ConditionServicesHealthy); !ok || st != "Unknown" || reason != kupenstackv1.ReasonNotProbed {
+					t.Errorf("the configuration's status with Ready %s has ServicesHealthy %q (%s, present %v), want Unknown (NotProbed)", status, st, reason, ok)
+				}
+			}
 			if status != "Unknown" {
 				settled[u.GetKind()] = true
 			}
@@ -106,12 +112,19 @@ func TestReadyUnknownAtFirstSight(t *testing.T) {
 
 // readyStatus is the status of the object's Ready condition, if it has one.
 func readyStatus(u *unstructured.Unstructured) (string, bool) {
+	status, _, found := condition(u, kupenstackv1.ConditionReady)
+	return status, found
+}
+
+// condition is the status and reason of the object's condition of type typ, if it has one.
+func condition(u *unstructured.Unstructured, typ string) (status, reason string, found bool) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == kupenstackv1.ConditionReady {
-			s, _ := m["status"].(string)
-			return s, true
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			return status, reason, true
 		}
 	}
-	return "", false
+	return "", "", false
 }

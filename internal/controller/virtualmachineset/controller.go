@@ -209,7 +209,7 @@ func (r *Reconciler) newVM(set *kupenstackv1.VirtualMachineSet, hash string) (*k
 	// that rule must not label its VMs with a hash that is never the current one (endless rollout).
 	vm.Labels[HashLabel] = hash
 	for k, v := range set.Spec.Template.Metadata.Annotations {
-		vm.Annotations[k] = v
+		vm.Annotations[k] = string(v)
 	}
 	if vm.Spec.Name != "" { // each server gets its own name: the VM's
 		vm.Spec.Name = ""

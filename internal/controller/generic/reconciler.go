@@ -465,7 +465,7 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 			// port on a subnet the VM names only through its network): an ordering conflict
 			// that ends by itself, not a request to fix. Any deletion in the namespace wakes it
 			// (wakeBlocked), the retry is the net for what is deleted outside KupenStack.
-			msg := fmt.Sprintf("OpenStack refuses to delete the %s while it is in use; trying again: %v", r.Name, err)
+			msg := fmt.Sprintf("OpenStack refused the deletion (409: the %s is still in use or busy); trying again: %v", r.Name, err)
 			if !deletionBlocked(obj) {
 				r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, kupenstackv1.ReasonDeletionBlocked, "Delete", "%s", msg)
 			}

@@ -466,7 +466,8 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 			// that ends by itself, not a request to fix. Any deletion in the namespace wakes it
 			// (wakeBlocked), the retry is the net for what is deleted outside KupenStack.
 			msg := fmt.Sprintf("OpenStack refused the deletion (409: the %s is still in use or busy); trying again: %v", r.Name, err)
-			if !deletionBlocked(obj) {
+			if c := meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionProgressing); c == nil || c.Message != msg {
+				// Once per cause, not on every retry.
 				r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, kupenstackv1.ReasonDeletionBlocked, "Delete", "%s", msg)
 			}
 			return r.patchWaiting(ctx, obj, conditions.State{Waiting: msg, WaitReason: kupenstackv1.ReasonDeletionBlocked}, r.deletionBlockedRetry())

@@ -15,6 +15,10 @@ const (
 	ReasonSuccess = "Success"
 	// ReasonProgressing: work is under way or waiting on something that will happen by itself.
 	ReasonProgressing = "Progressing"
+	// ReasonDeletionBlocked: a deletion waits until nothing uses the resource any more: objects
+	// that refer to it, or whatever else OpenStack names when it refuses the deletion (409, in
+	// use). It goes on by itself once they are gone.
+	ReasonDeletionBlocked = "DeletionBlocked"
 	// ReasonTransientError: an error that is retried with backoff; no action needed unless it persists.
 	ReasonTransientError = "TransientError"
 	// ReasonInvalidConfiguration: the spec cannot work as written; the user must change it.

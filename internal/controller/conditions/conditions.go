@@ -15,6 +15,9 @@ type State struct {
 	Ready bool
 	// Waiting, when not empty, says what the operator is waiting for (still progressing, no error).
 	Waiting string
+	// WaitReason is the reason of a wait that users should tell apart from ordinary progress
+	// (kupenstackv1.ReasonDeletionBlocked); ReasonProgressing when empty.
+	WaitReason string
 	// Reason and Message describe an error; Reason is one of the kupenstackv1.Reason* values.
 	Reason, Message string
 }
@@ -38,8 +41,12 @@ func Set(conds *[]metav1.Condition, generation int64, s State) {
 		set(kupenstackv1.ConditionProgressing, s.Reason == kupenstackv1.ReasonTransientError, s.Reason, s.Message)
 		set(kupenstackv1.ConditionDegraded, true, s.Reason, s.Message)
 	case s.Waiting != "":
-		set(kupenstackv1.ConditionReady, s.Ready, kupenstackv1.ReasonProgressing, s.Waiting)
-		set(kupenstackv1.ConditionProgressing, true, kupenstackv1.ReasonProgressing, s.Waiting)
+		reason := s.WaitReason
+		if reason == "" {
+			reason = kupenstackv1.ReasonProgressing
+		}
+		set(kupenstackv1.ConditionReady, s.Ready, reason, s.Waiting)
+		set(kupenstackv1.ConditionProgressing, true, reason, s.Waiting)
 		set(kupenstackv1.ConditionDegraded, false, kupenstackv1.ReasonSuccess, "")
 	default:
 		msg := "OpenStack resource is ready"

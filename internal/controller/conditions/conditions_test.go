@@ -20,6 +20,7 @@ func TestSet(t *testing.T) {
 	}{
 		{"ready", State{Ready: true}, want{T, F, F}, kupenstackv1.ReasonSuccess},
 		{"waiting", State{Waiting: "waiting for Network/a to be ready"}, want{F, T, F}, kupenstackv1.ReasonProgressing},
+		{"deletion blocked", State{Waiting: "Port/p refers to it", WaitReason: kupenstackv1.ReasonDeletionBlocked}, want{F, T, F}, kupenstackv1.ReasonDeletionBlocked},
 		{"transient", State{Reason: kupenstackv1.ReasonTransientError, Message: "503"}, want{F, T, T}, kupenstackv1.ReasonTransientError},
 		{"invalid", State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: "bad CIDR"}, want{F, F, T}, kupenstackv1.ReasonInvalidConfiguration},
 		{"ready but degraded", State{Ready: true, Reason: kupenstackv1.ReasonInvalidConfiguration}, want{T, F, T}, kupenstackv1.ReasonInvalidConfiguration},

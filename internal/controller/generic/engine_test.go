@@ -204,6 +204,15 @@ var (
 			}); err != nil {
 			return err
 		}
+		// A blocked deletion retried only hourly, so that only its wake-up can end it in a test.
+		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour, DeletionBlockedRetry: time.Hour},
+			Kind[*kupenstackv1.SecurityGroup, string]{
+				Name: "SecurityGroup", Controller: "fake-securitygroup", Actuator: inUseFake,
+				New:     func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
+				NewList: func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
+			}); err != nil {
+			return err
+		}
 		// A change-based check every 100 ms, with its full list only hourly, for changes_test.go.
 		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
 			Kind[*kupenstackv1.Router, changedResource]{

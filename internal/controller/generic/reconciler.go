@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -80,7 +81,17 @@ type Options struct {
 	// Workers is how many objects of one kind are reconciled at once (1 when unset). OpenStack
 	// calls take long, so one slow server must not hold up every other VM.
 	Workers int
+	// DeletionBlockedRetry is how soon a deletion OpenStack refused as in use is tried again
+	// (DefaultDeletionBlockedRetry when unset; tests lengthen it to see the wake-ups alone).
+	DeletionBlockedRetry time.Duration
 }
+
+// DefaultDeletionBlockedRetry is how soon a deletion OpenStack refused with 409 (a network with
+// ports, a subnet with addresses in use, a security group on a port, a router with interfaces)
+// is tried again. What blocks it is normally being deleted at the same moment (a namespace's
+// objects all go together) and gone in seconds: the slow retry of rejected requests would add
+// minutes for each such ordering conflict.
+const DefaultDeletionBlockedRetry = 5 * time.Second
 
 // Kind describes one OpenStack resource kind to the engine.
 type Kind[O Object, R any] struct {
@@ -438,7 +449,8 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.patchWaiting(ctx, obj, fmt.Sprintf("deletion waits until nothing refers to it: %v", users), 5*time.Second)
+		return r.patchWaiting(ctx, obj, conditions.State{Waiting: fmt.Sprintf("deletion waits until nothing refers to it: %v", users),
+			WaitReason: kupenstackv1.ReasonDeletionBlocked}, 5*time.Second)
 	}
 	spec, st := obj.GetManagedSpec(), obj.GetManagedStatus()
 	release := spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged || spec.OnDelete == kupenstackv1.OnDeleteDetach
@@ -446,7 +458,19 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 		done, err := r.deleteResource(ctx, obj)
 		var wait waitError
 		if errors.As(err, &wait) { // e.g. a volume still attached: not a failure
-			return r.patchWaiting(ctx, obj, wait.msg, wait.after)
+			return r.patchWaiting(ctx, obj, conditions.State{Waiting: wait.msg}, wait.after)
+		}
+		if openstack.IsConflict(err) {
+			// In use by something OpenStack knows and the references may not show (a server's
+			// port on a subnet the VM names only through its network): an ordering conflict
+			// that ends by itself, not a request to fix. Any deletion in the namespace wakes it
+			// (wakeBlocked), the retry is the net for what is deleted outside KupenStack.
+			msg := fmt.Sprintf("OpenStack refused the deletion (409: the %s is still in use or busy); trying again: %v", r.Name, err)
+			if c := meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionProgressing); c == nil || c.Message != msg {
+				// Once per cause, not on every retry.
+				r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, kupenstackv1.ReasonDeletionBlocked, "Delete", "%s", msg)
+			}
+			return r.patchWaiting(ctx, obj, conditions.State{Waiting: msg, WaitReason: kupenstackv1.ReasonDeletionBlocked}, r.deletionBlockedRetry())
 		}
 		if err != nil || !done {
 			if err != nil {
@@ -465,15 +489,33 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, obj))
 }
 
-// patchWaiting records why a deletion waits; the dependents' own deletions wake this object.
-func (r *Reconciler[O, R]) patchWaiting(ctx context.Context, obj O, msg string, after time.Duration) (ctrl.Result, error) {
+// patchWaiting records why a deletion waits (state is a wait, not Ready); a blocked deletion is
+// also woken by the deletion of any object in its namespace (wakeBlocked).
+func (r *Reconciler[O, R]) patchWaiting(ctx context.Context, obj O, state conditions.State, after time.Duration) (ctrl.Result, error) {
 	before := obj.DeepCopyObject().(O)
 	st := obj.GetManagedStatus()
-	conditions.Set(&st.Conditions, obj.GetGeneration(), conditions.State{Ready: false, Waiting: msg})
+	conditions.Set(&st.Conditions, obj.GetGeneration(), state)
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+func (r *Reconciler[O, R]) deletionBlockedRetry() time.Duration {
+	if r.DeletionBlockedRetry > 0 {
+		return r.DeletionBlockedRetry
+	}
+	return DefaultDeletionBlockedRetry
+}
+
+// deletionBlocked says whether obj is being deleted and its deletion waits for something that
+// uses its resource (see the reasons' use in reconcileDelete).
+func deletionBlocked(obj Object) bool {
+	if obj.GetDeletionTimestamp().IsZero() {
+		return false
+	}
+	c := meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionProgressing)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonDeletionBlocked
 }
 
 // deleteResource deletes the OpenStack resource and reports whether it is gone.

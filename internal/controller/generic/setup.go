@@ -76,6 +76,8 @@ func indexKey(kind string) string { return "kupenstack.io/ref-" + kind }
 type Registry struct {
 	mu         sync.Mutex
 	dependents map[string][]func(ctx context.Context, c client.Client, namespace, name string) ([]string, error)
+	// wakers wake, one per kind, a namespace's objects whose deletion is blocked.
+	wakers []func(ctx context.Context, namespace string)
 }
 
 // NewRegistry returns an empty registry; every kind's controller of one manager shares it.
@@ -104,6 +106,27 @@ func (g *Registry) Dependents(ctx context.Context, c client.Client, kind, namesp
 	}
 	return out, nil
 }
+
+func (g *Registry) addWaker(wake func(ctx context.Context, namespace string)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.wakers = append(g.wakers, wake)
+}
+
+// wakeBlocked wakes the objects of every kind in namespace whose deletion waits for something
+// that uses their resource: an object of the namespace that went away may have been it.
+func (g *Registry) wakeBlocked(ctx context.Context, namespace string) {
+	g.mu.Lock()
+	wakers := g.wakers
+	g.mu.Unlock()
+	for _, wake := range wakers {
+		wake(ctx, namespace)
+	}
+}
+
+// blockedIndex indexes the objects whose deletion is blocked (deletionBlocked), so that waking
+// them copies only those out of the cache, not every object of a namespace being emptied.
+const blockedIndex = "kupenstack.io/deletion-blocked"
 
 // Lister is implemented by actuators whose kind takes part in the list-based drift check.
 type Lister[O Object, R any] interface {
@@ -155,6 +178,13 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			}), builder.WithPredicates(quotaApplied))
 	}
 
+	if !kind.ClusterScoped {
+		var err error
+		if b, err = r.watchBlockedDeletions(ctx, mgr, b); err != nil {
+			return err
+		}
+	}
+
 	for _, dep := range r.Dependencies {
 		key := indexKey(dep.Kind)
 		if err := mgr.GetFieldIndexer().IndexField(ctx, r.New(), key, func(o client.Object) []string {
@@ -200,6 +230,39 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 		}
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), RateLimiter: RetryLimiter()}).Complete(r)
+}
+
+// watchBlockedDeletions makes the kind's blocked deletions wake up when any object of the
+// namespace goes away, and makes its own objects' going away wake the namespace's blocked ones
+// (of every kind sharing the Registry). The references alone (the Dependencies' watches) cannot
+// tell what OpenStack finds in use: a VM's server has ports on subnets it names only through
+// their network. Those deletions are not woken when something is deleted outside KupenStack:
+// DeletionBlockedRetry covers that.
+func (r *Reconciler[O, R]) watchBlockedDeletions(ctx context.Context, mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, r.New(), blockedIndex, func(o client.Object) []string {
+		if deletionBlocked(o.(O)) {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("indexing blocked deletions: %w", err)
+	}
+	wake := make(chan event.GenericEvent, 1024)
+	r.Registry.addWaker(func(ctx context.Context, namespace string) {
+		for _, req := range r.requestsIn(ctx, namespace, client.MatchingFields{blockedIndex: "true"}) {
+			obj := r.New()
+			obj.SetNamespace(req.Namespace)
+			obj.SetName(req.Name)
+			select {
+			case wake <- event.GenericEvent{Object: obj}:
+			default: // full: the retry after DeletionBlockedRetry still comes
+			}
+		}
+	})
+	gone := handler.Funcs{DeleteFunc: func(ctx context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		r.Registry.wakeBlocked(ctx, e.Object.GetNamespace())
+	}}
+	return b.WatchesRawSource(source.Channel(wake, &handler.EnqueueRequestForObject{})).Watches(r.New(), gone), nil
 }
 
 // RetryLimiter is controller-runtime's default (per object: exponential from 5 ms; overall: 10

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -194,6 +195,9 @@ func (r *ProjectReconciler) delete(ctx context.Context, p *kupenstackv1.Project)
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	if p.Status.ID != "" && p.Status.CreatedByKupenstack {
+		if wait, err := r.deleteDefaultSecurityGroup(ctx, p); err != nil || wait > 0 {
+			return RequeueFor(ctrl.Result{RequeueAfter: wait}, err)
+		}
 		identity, err := r.Clients.AdminIdentity(ctx)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -207,6 +211,54 @@ func (r *ProjectReconciler) delete(ctx context.Context, p *kupenstackv1.Project)
 	r.Clients.Forget(p.Status.ID)
 	controllerutil.RemoveFinalizer(p, Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, p))
+}
+
+// defaultGroupInUseWait is how long a project's deletion waits for the ports that still use its
+// default security group: ports of servers deleted just before, which Nova removes a little
+// after the server. Ports made outside KupenStack may never go; the project goes without the
+// group then.
+const defaultGroupInUseWait = time.Minute
+
+// deleteDefaultSecurityGroup deletes the security group named default that Neutron makes in
+// every project that uses the network service: nothing else deletes it, and it outlives the
+// Keystone project forever (hundreds piled up on the test cloud). It returns how long to wait
+// before trying again when the group is still in use.
+func (r *ProjectReconciler) deleteDefaultSecurityGroup(ctx context.Context, p *kupenstackv1.Project) (time.Duration, error) {
+	// The admin scope: Neutron lets only an admin delete a project's default group.
+	neutron, err := r.Clients.Network(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	// Listing by project makes Neutron create the group when the project has none yet; it goes
+	// right after, and the project's deletion never lists again.
+	pages, err := groups.List(neutron, groups.ListOpts{ProjectID: p.Status.ID, Name: "default"}).AllPages(ctx)
+	if err != nil {
+		return 0, err
+	}
+	found, err := groups.ExtractGroups(pages)
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range found {
+		if g.ProjectID != p.Status.ID || g.Name != "default" { // filters a cloud ignored
+			continue
+		}
+		err := groups.Delete(ctx, neutron, g.ID).ExtractErr()
+		switch {
+		case err == nil:
+			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "DefaultSecurityGroupDeleted", "Delete",
+				"deleted the project's default security group %s", g.ID)
+		case openstack.IsNotFound(err):
+		case openstack.IsConflict(err) && time.Since(p.DeletionTimestamp.Time) < defaultGroupInUseWait:
+			return 5 * time.Second, nil
+		case openstack.IsConflict(err):
+			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "DefaultSecurityGroupInUse", "Delete",
+				"left the project's default security group %s, still in use after %s: %v", g.ID, defaultGroupInUseWait, err)
+		default:
+			return 0, err
+		}
+	}
+	return 0, nil
 }
 
 func listProjects(ctx context.Context, identity *gophercloud.ServiceClient, opts projects.ListOpts) ([]projects.Project, error) {

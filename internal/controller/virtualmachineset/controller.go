@@ -29,6 +29,7 @@ import (
 // +kubebuilder:rbac:groups=kupenstack.io,resources=virtualmachinesets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=virtualmachinesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=virtualmachines,verbs=create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // ControllerName names the controller in logs, metrics and Events.
 const ControllerName = "virtualmachineset"
@@ -147,6 +148,12 @@ func (r *Reconciler) reconcile(ctx context.Context, set *kupenstackv1.VirtualMac
 	set.Status.Replicas, set.Status.ReadyReplicas = int32(len(members)), ready
 	set.Status.AvailableReplicas, set.Status.UpdatedReplicas = available, updated
 
+	// Everything in a terminating namespace is going: a VM made to replace one being deleted would
+	// only hold the namespace's deletion up (and the API server refuses it, a Warning each time).
+	if terminating, err := r.namespaceTerminating(ctx, set.Namespace); err != nil || terminating {
+		return namespaceDeleted(set.Namespace), 0, err
+	}
+
 	replicas := int32(1)
 	if set.Spec.Replicas != nil {
 		replicas = *set.Spec.Replicas
@@ -169,6 +176,9 @@ func (r *Reconciler) reconcile(ctx context.Context, set *kupenstackv1.VirtualMac
 			return conditions.State{}, 0, err
 		}
 		if err := r.Client.Create(ctx, vm); err != nil {
+			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) { // began since the check above
+				return namespaceDeleted(set.Namespace), 0, nil
+			}
 			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 				r.Recorder.Eventf(set, nil, corev1.EventTypeWarning, "CreateFailed", "Scale", "%v", err)
 				return conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()}, time.Minute, nil
@@ -185,6 +195,19 @@ func (r *Reconciler) reconcile(ctx context.Context, set *kupenstackv1.VirtualMac
 	msg := fmt.Sprintf("%d of %d VMs up to date and available", min(updated, available), replicas)
 	// VM changes wake the set; only the passing of minReadySeconds needs a timer.
 	return conditions.State{Ready: ready >= replicas && updated >= replicas, Waiting: msg}, nextAvailable, nil
+}
+
+// namespaceTerminating says whether the namespace is being deleted.
+func (r *Reconciler) namespaceTerminating(ctx context.Context, name string) (bool, error) {
+	var ns corev1.Namespace
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
+}
+
+func namespaceDeleted(namespace string) conditions.State {
+	return conditions.State{Waiting: fmt.Sprintf("namespace %s is being deleted: no VM is created or replaced", namespace)}
 }
 
 func invalid(msg string) conditions.State {

@@ -403,3 +403,45 @@ func TestNewVMKeepsHashLabel(t *testing.T) {
 		t.Fatalf("labels %v", vm.Labels)
 	}
 }
+
+// TestNoNewVMsInTerminatingNamespace: while its namespace is being deleted, a set does not
+// replace the VMs being deleted with it. It tried, and the API server's refusal made the set
+// Degraded, with a Warning, retried every minute.
+func TestNoNewVMsInTerminatingNamespace(t *testing.T) {
+	env.Require(t)
+	set := createRollingSet(t, "vmset-terminating", "web", 2)
+	settle(t, set, 2)
+	// No namespace controller runs here: the namespace stays Terminating.
+	if err := env.Client.Delete(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: set.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	members := vms(t, set)
+	if err := env.Client.Delete(env.Ctx, &members[0]); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, "the set sees its namespace go", func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(set), set); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(set.Status.Conditions, kupenstackv1.ConditionProgressing)
+		if set.Status.Replicas != 1 || c == nil || !strings.Contains(c.Message, "being deleted") {
+			return fmt.Errorf("status %+v", set.Status)
+		}
+		return nil
+	})
+	if meta.IsStatusConditionTrue(set.Status.Conditions, kupenstackv1.ConditionDegraded) {
+		t.Errorf("set Degraded while its namespace goes: %+v", set.Status.Conditions)
+	}
+	if n := len(vms(t, set)); n != 1 {
+		t.Errorf("%d VMs, want the 1 left", n)
+	}
+	var events eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &events, client.InNamespace(set.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "CreateFailed" {
+			t.Errorf("event %s: %s", e.Reason, e.Note)
+		}
+	}
+}

@@ -60,10 +60,7 @@ func TestCreateWritesSecret(t *testing.T) {
 	if got.Status.ProjectID != project || got.Status.SecretName != "tools" || got.Status.LastRotationTime != nil {
 		t.Errorf("status %+v", got.Status)
 	}
-	count, notes := eventsOf(t, got)
-	if count["Created"] != 1 {
-		t.Errorf("events %v", notes)
-	}
+	notes := waitEvents(t, got, map[string]int{"Created": 1})
 	status, _ := json.Marshal(got.Status)
 	if strings.Contains(string(status), secretValue) || strings.Contains(strings.Join(notes, "\n"), secretValue) {
 		t.Error("the secret value is in the status or an Event")
@@ -145,10 +142,7 @@ func TestRotationOnRequest(t *testing.T) {
 	if i < 0 || revoked[i].secretHeld != rotated.Status.Current.ID {
 		t.Errorf("revocations %+v: %s must be revoked while the Secret holds %s", revoked, old, rotated.Status.Current.ID)
 	}
-	count, notes := eventsOf(t, rotated)
-	if count["Rotated"] != 1 || count["Revoked"] != 1 {
-		t.Errorf("events %q", notes)
-	}
+	waitEvents(t, rotated, map[string]int{"Rotated": 1, "Revoked": 1})
 }
 
 // TestScheduledRotation: rotateEvery replaces the credential when it is due, not before.
@@ -203,6 +197,7 @@ func TestRevokeFails(t *testing.T) {
 		return nil
 	})
 	fakeKS.failDelete(nil)
+	poke(t, ns) // not the retry backoff's next turn, which grows to a minute while the fault lasts
 	wait(t, ns, "revoked after the fault", func(a *kupenstackv1.ApplicationCredential) error {
 		d := meta.FindStatusCondition(a.Status.Conditions, kupenstackv1.ConditionDegraded)
 		if len(a.Status.Previous) > 0 || d.Status != metav1.ConditionFalse || fakeKS.exists(first.Status.Current.ID) {
@@ -328,10 +323,7 @@ func TestOutOfBand(t *testing.T) {
 	if fakeKS.exists(second.Status.Current.ID) {
 		t.Error("the credential whose secret was lost was not revoked")
 	}
-	count, notes := eventsOf(t, first)
-	if count["Rotated"] != 2 {
-		t.Errorf("events %q", notes)
-	}
+	waitEvents(t, first, map[string]int{"Rotated": 2})
 }
 
 // TestAdoptsAfterCrash: a Secret that holds a credential the status does not record (the
@@ -340,12 +332,17 @@ func TestAdoptsAfterCrash(t *testing.T) {
 	ns, project := namespace(t)
 	create(t, newCred(ns, kupenstackv1.ApplicationCredentialSpec{RevokeGracePeriod: &kupenstackv1.Duration{}}))
 	first := wait(t, ns, "ready", ready)
+	// The crash's two writes appear at once: no pass may see the credential without the Secret
+	// (it would be swept as unrecorded) or the Secret without the credential.
+	fakeKS.failList(unavailable())
 	written := fakeKS.plant(namePrefix(first)+"written", project)
 	s := secretOf(t, ns, "tools")
 	s.Annotations[CredentialIDAnnotation] = written
 	if err := env.Client.Update(env.Ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	fakeKS.failList(nil)
+	poke(t, ns)
 	wait(t, ns, "adopted", func(a *kupenstackv1.ApplicationCredential) error {
 		if a.Status.Current == nil || a.Status.Current.ID != written || len(a.Status.Previous) > 0 {
 			return fmt.Errorf("status %+v", a.Status)

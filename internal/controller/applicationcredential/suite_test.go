@@ -34,8 +34,8 @@ type fakeKeystone struct {
 	created []createCall
 	// revoked are the IDs deleted, each with the credential the Secret named when it happened.
 	revoked []revokeCall
-	// deleteErr is returned by Delete while set.
-	deleteErr error
+	// deleteErr is returned by Delete, listErr by List, while set.
+	deleteErr, listErr error
 	// secretOf returns the credential ID the Secret of an object holds now (set by the suite).
 	secretOf func(projectID string) string
 }
@@ -67,6 +67,9 @@ func (f *fakeKeystone) Create(_ context.Context, projectID string, r Request) (C
 func (f *fakeKeystone) List(_ context.Context, prefix string) ([]Credential, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
 	var out []Credential
 	for _, c := range f.creds {
 		if strings.HasPrefix(c.Name, prefix) {
@@ -99,6 +102,7 @@ func (f *fakeKeystone) Location(context.Context) (openstack.Location, error) {
 }
 
 func (f *fakeKeystone) failDelete(err error) { f.mu.Lock(); f.deleteErr = err; f.mu.Unlock() }
+func (f *fakeKeystone) failList(err error)   { f.mu.Lock(); f.listErr = err; f.mu.Unlock() }
 
 // plant makes a credential behind the controller's back, as one made just before a crash.
 func (f *fakeKeystone) plant(name, projectID string) string {
@@ -257,3 +261,21 @@ func eventsOf(t *testing.T, obj client.Object) (map[string]int, []string) {
 }
 
 func unavailable() error { return gophercloud.ErrUnexpectedResponseCode{Actual: 503} }
+
+// waitEvents waits until obj has exactly the Events of each reason wanted (they are recorded
+// asynchronously), and returns every Event's message.
+func waitEvents(t *testing.T, obj client.Object, want map[string]int) []string {
+	t.Helper()
+	var notes []string
+	eventually(t, fmt.Sprintf("events %v", want), func() error {
+		var count map[string]int
+		count, notes = eventsOf(t, obj)
+		for reason, n := range want {
+			if count[reason] != n {
+				return fmt.Errorf("%d %s Events, want %d: %q", count[reason], reason, n, notes)
+			}
+		}
+		return nil
+	})
+	return notes
+}

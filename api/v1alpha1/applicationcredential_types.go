@@ -19,7 +19,7 @@ const (
 // ApplicationCredentialSpec is what the namespace's tools get: a clouds.yaml in a Secret of the
 // namespace, scoped to the namespace's project.
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.secretName) == has(self.secretName)",message="secretName is immutable",fieldPath=".secretName"
-// +kubebuilder:validation:XValidation:rule="!has(self.rotateEvery) || !has(self.expiresAfter) || !self.rotateEvery.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || !self.expiresAfter.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self.rotateEvery) < duration(self.expiresAfter)",message="rotateEvery must be shorter than expiresAfter: a credential is replaced before it expires",fieldPath=".rotateEvery"
+// +kubebuilder:validation:XValidation:rule="!has(self.rotateEvery) || !has(self.expiresAfter) || !self.rotateEvery.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || !self.expiresAfter.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self.rotateEvery) < duration(self.expiresAfter)",message="rotateEvery must be shorter than expiresAfter: a credential is replaced before it expires",fieldPath=".rotateEvery"
 type ApplicationCredentialSpec struct {
 	// Roles the credential's tokens carry in the namespace's project: member (the default: read
 	// and write the project's resources) and/or reader (read only). Changing them replaces the
@@ -43,13 +43,13 @@ type ApplicationCredentialSpec struct {
 	// ExpiresAfter: each credential expires in Keystone this long after it was made (at least
 	// 10m, at most 87600h). Unset: credentials do not expire. The operator replaces the credential
 	// before then: at rotateEvery, or when two thirds of expiresAfter have passed.
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10m') && duration(self) <= duration('87600h'))",message="expiresAfter must be between 10m and 87600h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('10m') && duration(self) <= duration('87600h'))",message="expiresAfter must be between 10m and 87600h"
 	// +optional
 	ExpiresAfter *Duration `json:"expiresAfter,omitempty"`
 
 	// RotateEvery: a new credential replaces the current one this long after it was made (at
 	// least 1m, at most 87600h). Unset: only on request (rotation) or before expiry.
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('1m') && duration(self) <= duration('87600h'))",message="rotateEvery must be between 1m and 87600h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || (duration(self) >= duration('1m') && duration(self) <= duration('87600h'))",message="rotateEvery must be between 1m and 87600h"
 	// +optional
 	RotateEvery *Duration `json:"rotateEvery,omitempty"`
 
@@ -61,7 +61,7 @@ type ApplicationCredentialSpec struct {
 	// RevokeGracePeriod: how long a replaced credential keeps working after the Secret holds its
 	// successor, so that tools that read the Secret pick the new one up first (a mounted Secret
 	// is refreshed by the kubelet within about a minute). Between 0s and 24h; defaults to 2m.
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,6}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) <= duration('24h')",message="revokeGracePeriod must be at most 24h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0|(([0-9]{1,5}([.][0-9]{0,9})?|[.][0-9]{1,9})(ns|us|µs|μs|ms|s|m|h)){1,4})$') || duration(self) <= duration('24h')",message="revokeGracePeriod must be at most 24h"
 	// +optional
 	RevokeGracePeriod *Duration `json:"revokeGracePeriod,omitempty"`
 }

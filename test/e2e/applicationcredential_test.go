@@ -282,8 +282,11 @@ func TestApplicationCredential(t *testing.T) {
 	}
 	waitGone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tools"}})
 	if err := env.Client.Delete(ctx, otherSeed); err != nil {
-		t.Error(err)
+		t.Fatal(err)
 	}
+	waitGone(t, otherSeed)
+	deleteProject(t, ns) // no credential is left to keep it
+	deleteProject(t, other)
 }
 
 // appCredSecretValue is the application credential secret in a clouds.yaml.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/applicationcredential"
 	"github.com/kupenstack/kupenstack/internal/controller/flavor"
 	"github.com/kupenstack/kupenstack/internal/controller/floatingip"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
@@ -84,6 +85,8 @@ var resourceLists = []func() client.ObjectList{
 	func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
 	func() client.ObjectList { return &kupenstackv1.VirtualMachineList{} },
 	func() client.ObjectList { return &kupenstackv1.VirtualMachineSetList{} },
+	// Its credentials live in the project: deleting the project would revoke them under the object.
+	func() client.ObjectList { return &kupenstackv1.ApplicationCredentialList{} },
 }
 
 // SetupAll registers all controllers with mgr.
@@ -119,6 +122,12 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 			return (&projectquota.Reconciler{
 				Client: c, Recorder: mgr.GetEventRecorder(projectquota.ControllerName),
 				Services: projectquota.OpenStackServices(o.Clients), ResyncPeriod: o.ResyncPeriod,
+			}).SetupWithManager(mgr)
+		}},
+		{applicationcredential.ControllerName, func() error {
+			return (&applicationcredential.Reconciler{
+				Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(applicationcredential.ControllerName),
+				Keystone: applicationcredential.OpenStackKeystone(o.Clients), ResyncPeriod: o.ResyncPeriod,
 			}).SetupWithManager(mgr)
 		}},
 		{"network", func() error { return network.Setup(ctx, mgr, engine) }},

@@ -303,6 +303,32 @@ func (c *Clients) AdminUserID(ctx context.Context) (string, error) {
 	return user.ID, nil
 }
 
+// Identity is the Keystone client scoped to projectID: application credentials are made in the
+// project of the token that asks for them.
+func (c *Clients) Identity(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
+	return c.serviceClient(ctx, projectID, "identity", gcopenstack.NewIdentityV3)
+}
+
+// Location is where the cloud is, as the operator reaches it, without any credential: what a
+// clouds.yaml for another identity on the same cloud needs.
+type Location struct {
+	AuthURL, Region, Interface string
+	// Insecure: the operator's clouds.yaml turns TLS verification off.
+	Insecure bool
+}
+
+// Location returns the cloud's location from the current credentials.
+func (c *Clients) Location(ctx context.Context) (Location, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refresh(ctx); err != nil {
+		return Location{}, err
+	}
+	l := Location{AuthURL: c.cloud.Auth.IdentityEndpoint, Region: c.cloud.Endpoint.Region, Interface: string(c.cloud.Endpoint.Availability)}
+	l.Insecure = c.cloud.TLS != nil && c.cloud.TLS.InsecureSkipVerify
+	return l, nil
+}
+
 // Network is the Neutron client scoped to projectID.
 func (c *Clients) Network(ctx context.Context, projectID string) (*gophercloud.ServiceClient, error) {
 	return c.serviceClient(ctx, projectID, "network", gcopenstack.NewNetworkV2)

@@ -39,6 +39,7 @@ var validSpecs = map[string]string{
 	"OpenstackCloudConfigurationProfile": "  replicas: 1\n  components: {nova: {conf: {nova: {DEFAULT: {cpu_allocation_ratio: 4}}}}}\n",
 	"OpenstackComponent":                 "  chart: nova\n  release: '2026.1'\n  namespace: openstack\n  dependsOn: [keystone]\n  upgradePhase: 4\n  valuesHash: 0123456789abcdef\n",
 	"OpenstackNode":                      "  roles: [compute]\n",
+	"ApplicationCredential":              "  roles: [reader]\n  expiresAfter: 24h\n  rotateEvery: 12h\n  rotation: '1'\n  revokeGracePeriod: 1m\n",
 }
 
 // admissionSeed is kind's valid object, named and scoped as admission requires: a Project and a

@@ -143,6 +143,33 @@ func TestTenantWorksInItsNamespaceOnly(t *testing.T) {
 	}
 }
 
+// TestTenantApplicationCredential: a tenant asks for its namespace's application credential and
+// reads it, but cannot write its status (which names the credentials the operator revokes).
+func TestTenantApplicationCredential(t *testing.T) {
+	setup(t)
+	c := asTenant(t)
+	a := &kupenstackv1.ApplicationCredential{ObjectMeta: metav1.ObjectMeta{Name: "tools", Namespace: "mine"},
+		Spec: kupenstackv1.ApplicationCredentialSpec{Roles: []kupenstackv1.ApplicationCredentialRole{"reader"}}}
+	if err := c.Create(env.Ctx, a); err != nil {
+		t.Fatalf("creating an ApplicationCredential in its namespace: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, a) })
+	if err := c.Get(env.Ctx, client.ObjectKeyFromObject(a), &kupenstackv1.ApplicationCredential{}); err != nil {
+		t.Errorf("reading it: %v", err)
+	}
+	a.Status.Current = &kupenstackv1.ApplicationCredentialRef{ID: "forged", Name: "forged", CreatedAt: metav1.Now()}
+	if err := c.Status().Update(env.Ctx, a); !apierrors.IsForbidden(err) {
+		t.Errorf("writing its status: %v, want Forbidden", err)
+	}
+	other := &kupenstackv1.ApplicationCredential{ObjectMeta: metav1.ObjectMeta{Name: "tools", Namespace: "theirs"}}
+	if err := c.Create(env.Ctx, other); !apierrors.IsForbidden(err) {
+		t.Errorf("creating one in another namespace: %v, want Forbidden", err)
+	}
+	if err := c.Delete(env.Ctx, a); err != nil {
+		t.Errorf("deleting it: %v", err)
+	}
+}
+
 // TestKubectlGetOpenstackAsTenant: the guide's `kubectl get openstack -n NS` lists every namespaced
 // kind and exits 0 for a user bound to edit in NS alone. It used to fail with Forbidden errors
 // and exit 1: the category held cluster-scoped kinds, which -n cannot narrow.

@@ -25,4 +25,9 @@ const (
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonUnrecoverableError: the operator cannot continue without outside help.
 	ReasonUnrecoverableError = "UnrecoverableError"
+	// ReasonResizing: a VirtualMachine's server is being resized to a new flavor.
+	ReasonResizing = "Resizing"
+	// ReasonResizeFailed: Nova refused or failed a VirtualMachine's resize; the server stays on
+	// its old flavor until the spec changes (to another flavor, or back).
+	ReasonResizeFailed = "ResizeFailed"
 )

@@ -29,9 +29,10 @@ const (
 )
 
 // VirtualMachineSpec is the desired Nova server. References name objects of the same namespace
-// (the flavor and host aggregate are cluster-scoped). The fields that define the server (flavor,
-// boot source, key pair, NICs, user data, placement) are immutable: recreate the object to change
-// them. Name, metadata, tags, security groups, attached volumes and power state change in place.
+// (the flavor and host aggregate are cluster-scoped). The fields that define the server (boot
+// source, key pair, NICs, user data, placement) are immutable: recreate the object to change
+// them. Name, metadata, tags, security groups, attached volumes and power state change in place;
+// a new flavor resizes the server in place (same server ID, ports and volumes).
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged VirtualMachine must import an existing server",fieldPath=".import",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.flavorRef)",message="flavorRef is required unless the server is imported",fieldPath=".flavorRef",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required",fieldPath=".imageRef"
@@ -47,7 +48,10 @@ type VirtualMachineSpec struct {
 	// +optional
 	Name string `json:"name,omitempty"`
 
-	// FlavorRef names a (cluster-scoped) Flavor object. Immutable.
+	// FlavorRef names a (cluster-scoped) Flavor object. Changing it resizes the server in place
+	// (Nova resize, then confirm): it keeps its ID, ports and volumes. A resize Nova refuses or
+	// that fails is reverted where Nova allows, leaves the server on its old flavor and marks the
+	// VM Degraded (ResizeFailed); it is not tried again until the spec changes.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
@@ -279,13 +283,53 @@ type VirtualMachineStatus struct {
 	// AppliedPowerState is the powerState the operator last acted on: running or stopped.
 	// +optional
 	AppliedPowerState PowerState `json:"appliedPowerState,omitempty"`
+	// Resize is the flavor change the operator last started: kept while it runs and, when it
+	// failed, until the spec changes (so a failed flavor is not tried again and again).
+	// +optional
+	Resize *VirtualMachineResize `json:"resize,omitempty"`
+}
+
+// ResizePhase is where a resize stands.
+// +kubebuilder:validation:Enum=Resizing;Confirming;Failed
+type ResizePhase string
+
+const (
+	// ResizePhaseResizing: Nova is resizing the server.
+	ResizePhaseResizing ResizePhase = "Resizing"
+	// ResizePhaseConfirming: the operator confirmed the resize; Nova is finishing it.
+	ResizePhaseConfirming ResizePhase = "Confirming"
+	// ResizePhaseFailed: Nova refused or failed the resize; the server stays on its old flavor.
+	ResizePhaseFailed ResizePhase = "Failed"
+)
+
+// VirtualMachineResize is a flavor change of the server.
+type VirtualMachineResize struct {
+	// FlavorRef is the Flavor object the server is resized to.
+	FlavorRef string `json:"flavorRef"`
+	// FlavorName is that flavor's name in Nova.
+	// +optional
+	FlavorName string `json:"flavorName,omitempty"`
+	// FromFlavorName is the Nova flavor the server had before.
+	// +optional
+	FromFlavorName string `json:"fromFlavorName,omitempty"`
+	// Phase: Resizing, Confirming or Failed.
+	Phase ResizePhase `json:"phase"`
+	// Message says why the resize failed (Nova's message).
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Generation of the VM whose spec asked for the resize; a failed one is tried again only
+	// for a newer generation.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// StartTime is when the operator asked Nova for the resize.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
 }
 
 // VirtualMachine is a Nova server in the namespace's project, replaced when it fails according to
 // its restartPolicy.
 // The immutable fields are checked here, not on VirtualMachineSpec, so that a VirtualMachineSet's
 // template (the same spec) can change.
-// +kubebuilder:validation:XValidation:rule="has(self.spec.flavorRef) == has(oldSelf.spec.flavorRef) && (!has(self.spec.flavorRef) || self.spec.flavorRef == oldSelf.spec.flavorRef)",message="flavorRef is immutable",fieldPath=".spec.flavorRef"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.imageRef) == has(oldSelf.spec.imageRef) && (!has(self.spec.imageRef) || self.spec.imageRef == oldSelf.spec.imageRef)",message="imageRef is immutable",fieldPath=".spec.imageRef"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.bootVolumeRef) == has(oldSelf.spec.bootVolumeRef) && (!has(self.spec.bootVolumeRef) || self.spec.bootVolumeRef == oldSelf.spec.bootVolumeRef)",message="bootVolumeRef is immutable",fieldPath=".spec.bootVolumeRef"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.keyPairRef) == has(oldSelf.spec.keyPairRef) && (!has(self.spec.keyPairRef) || self.spec.keyPairRef == oldSelf.spec.keyPairRef)",message="keyPairRef is immutable",fieldPath=".spec.keyPairRef"

@@ -80,14 +80,34 @@ func MaybeOurs(obj client.Object, tags []string, createdAt time.Time) bool {
 // waitError is a condition OpenStack reports that goes away by itself (or by another object's
 // reconcile), such as a floating IP whose port is not routed yet.
 type waitError struct {
-	msg   string
-	after time.Duration
+	msg, reason string
+	after       time.Duration
 }
 
 func (e waitError) Error() string { return e.msg }
 
 // WaitFor returns an error that keeps the object Progressing with msg, and looks again after.
-func WaitFor(msg string, after time.Duration) error { return waitError{msg, after} }
+func WaitFor(msg string, after time.Duration) error { return waitError{msg: msg, after: after} }
+
+// WaitForReason is WaitFor with the Progressing condition's reason (e.g. Resizing), for a wait
+// users should tell apart from ordinary progress.
+func WaitForReason(reason, msg string, after time.Duration) error {
+	return waitError{msg: msg, reason: reason, after: after}
+}
+
+// degradedError is a failure an actuator names itself (a VM's ResizeFailed).
+type degradedError struct {
+	reason, msg string
+	after       time.Duration
+}
+
+func (e degradedError) Error() string { return e.msg }
+
+// Degraded returns an error that marks the object Degraded (not Progressing) with reason and msg;
+// the object is looked at again after (0: only when it or its resource changes).
+func Degraded(reason, msg string, after time.Duration) error {
+	return degradedError{reason: reason, msg: msg, after: after}
+}
 
 // Pointers turns a slice into pointers to its elements.
 func Pointers[R any](found []R, err error) ([]*R, error) {

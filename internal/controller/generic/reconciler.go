@@ -39,10 +39,20 @@ type Scope struct {
 	Clients   *openstack.Clients
 	ProjectID string
 	deps      map[string]string
+	// event records an Event on the object being reconciled (nil in unit tests).
+	event func(eventType, reason, action, message string)
 }
 
 // DependencyID is the OpenStack ID of the referenced object kind/name (resolved and Ready).
 func (s Scope) DependencyID(kind, name string) string { return s.deps[kind+"/"+name] }
+
+// Event records an Event on the object being reconciled: for steps of a long operation that an
+// actuator carries out over several passes (a VM's resize), which the engine cannot name.
+func (s Scope) Event(eventType, reason, action, message string) {
+	if s.event != nil {
+		s.event(eventType, reason, action, message)
+	}
+}
 
 // Actuator maps one kind to OpenStack. R is the OpenStack resource as the actuator reads it.
 // Methods return OpenStack errors unchanged; the engine classifies them.
@@ -255,6 +265,9 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 	}
 	if s.deps, waiting, err = r.resolveDependencies(ctx, obj); err != nil {
 		return errorOutcome(err)
+	}
+	s.event = func(eventType, reason, action, message string) {
+		r.Recorder.Eventf(obj, nil, eventType, reason, action, "%s", message)
 	}
 	if waiting != "" {
 		// The watch on the referenced kind wakes this object when that changes.
@@ -632,7 +645,11 @@ func errorOutcome(err error) outcome {
 	}
 	var wait waitError
 	if errors.As(err, &wait) {
-		return outcome{state: conditions.State{Waiting: wait.msg}, requeue: wait.after}
+		return outcome{state: conditions.State{Waiting: wait.msg, WaitReason: wait.reason}, requeue: wait.after}
+	}
+	var deg degradedError
+	if errors.As(err, &deg) {
+		return outcome{state: conditions.State{Reason: deg.reason, Message: deg.msg}, requeue: deg.after}
 	}
 	if IsInvalidConfig(err) {
 		return outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: err.Error()},

@@ -366,6 +366,7 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 		return nil, networkWithoutSubnet(replacingPortBusy(vm, err, time.Now()))
 	}
 	vm.Status.AppliedPowerState = kupenstackv1.PowerStateRunning
+	vm.Status.Resize = nil // a new server has the spec's flavor; an old resize is no longer its
 	// The create response has the ID only; the first observation must not look like an error.
 	srv.Status, srv.Name = "BUILD", opts.Name
 	return srv, nil
@@ -429,15 +430,19 @@ func settled(srv *servers.Server) bool {
 	return srv.TaskState == "" && srv.Status != "BUILD"
 }
 
-// Update reconciles the mutable fields in place: name, metadata, tags, security groups, attached
-// volumes and power state.
+// Update reconciles the mutable fields in place: flavor (resize), name, metadata, tags, security
+// groups, attached volumes and power state.
 func (a actuator) Update(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine, cur *servers.Server) (*servers.Server, bool, error) {
-	if !settled(cur) {
-		return cur, false, nil // act once Nova is done; Observe keeps polling meanwhile
-	}
 	sc, err := nova.Client(ctx, s, microversion)
 	if err != nil {
 		return cur, false, err
+	}
+	// The flavor first: while Nova resizes, it refuses most other actions (attach, stop).
+	if err := a.syncFlavor(ctx, s, sc, vm, cur); err != nil {
+		return cur, false, err
+	}
+	if !settled(cur) {
+		return cur, false, nil // act once Nova is done; Observe keeps polling meanwhile
 	}
 	changed := false
 	if name := serverName(vm); cur.Name != name {
@@ -607,12 +612,24 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *servers.Server
 
 func (actuator) ID(res *servers.Server) string { return res.ID }
 
-// Failure: a server in ERROR has failed (a deleted one is reported gone by Get).
-func (actuator) Failure(_ *kupenstackv1.VirtualMachine, srv *servers.Server) string {
+// Failure: a server in ERROR has failed (a deleted one is reported gone by Get). The states of a
+// resize (RESIZE, VERIFY_RESIZE, REVERT_RESIZE) are no failure: Update waits them out, confirms
+// or reverts.
+//
+// A server that went to ERROR during a resize is a failure like any other, for its restartPolicy
+// to handle: Nova can revert only a resize in VERIFY_RESIZE, and a server in ERROR can neither be
+// reverted nor resized again (only an admin's reset-state, which cannot tell where the resize
+// stopped, gets it out). Always and OnFailure replace it, on the spec's (new) flavor, the
+// Port, Volume and floating IP objects moving to the replacement as on any other; Never leaves it
+// as it is, Degraded. The message says the resize is the cause.
+func (actuator) Failure(vm *kupenstackv1.VirtualMachine, srv *servers.Server) string {
 	if srv.Status != "ERROR" {
 		return ""
 	}
 	msg := fmt.Sprintf("server %s went to ERROR", srv.ID)
+	if r := vm.Status.Resize; r != nil && r.Phase != kupenstackv1.ResizePhaseFailed {
+		msg += fmt.Sprintf(" while being resized from flavor %s to %s", r.FromFlavorName, r.FlavorName)
+	}
 	if srv.Fault.Message != "" {
 		msg += ": " + srv.Fault.Message
 	}
@@ -635,6 +652,12 @@ func (actuator) InSync(vm *kupenstackv1.VirtualMachine, srv *servers.Server) boo
 	if seen == nil || seen.Status != srv.Status || seen.TaskState != srv.TaskState || seen.Name != srv.Name {
 		return false
 	}
+	// A flavor changed since the last observation (a resize out of band): Update resizes it back.
+	// One the operator saw already and left (a failed resize) stays in sync, so it is not tried
+	// again on every list.
+	if seen.FlavorName != flavorName(srv) {
+		return false
+	}
 	return maps.Equal(vm.Spec.Metadata, srv.Metadata) || len(vm.Spec.Metadata)+len(srv.Metadata) == 0
 }
 
@@ -645,9 +668,7 @@ func (actuator) Observe(vm *kupenstackv1.VirtualMachine, srv *servers.Server) (b
 		Host: srv.Host, AvailabilityZone: srv.AvailabilityZone, Metadata: srv.Metadata, Fault: srv.Fault.Message,
 		Addresses: addresses(srv), Tags: sortedTags(srv),
 	}
-	if n, ok := srv.Flavor["original_name"].(string); ok {
-		st.FlavorName = n
-	}
+	st.FlavorName = flavorName(srv)
 	if id, ok := srv.Image["id"].(string); ok {
 		st.ImageID = id
 	}

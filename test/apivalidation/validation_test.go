@@ -432,6 +432,28 @@ func TestCreateValidation(t *testing.T) {
 	}
 }
 
+// TestVirtualMachineFlavorMutable: a VM's flavorRef changes in place (a resize), but a VM that
+// does not import its server cannot drop it; the fields that define the server stay immutable.
+func TestVirtualMachineFlavorMutable(t *testing.T) {
+	ensureNamespace(t)
+	const vm = "  flavorRef: f\n  imageRef: i\n"
+	for _, tt := range []struct {
+		name    string
+		path    []string
+		value   any // nil removes the field
+		wantErr string
+	}{
+		{"flavor changed", []string{"flavorRef"}, "g", ""},
+		{"flavor removed", []string{"flavorRef"}, nil, "flavorRef is required unless the server is imported"},
+		{"image still immutable", []string{"imageRef"}, "j", "imageRef is immutable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := updateSpec(t, "VirtualMachine", vm, "flavor-"+strings.ReplaceAll(tt.name, " ", "-"), tt.path, tt.value)
+			expectAdmission(t, err, tt.wantErr)
+		})
+	}
+}
+
 // TestImmutableFields: fields that OpenStack cannot change are rejected on update.
 func TestImmutableFields(t *testing.T) {
 	ensureNamespace(t)

@@ -145,7 +145,7 @@ func (a fakeActuator) Create(_ context.Context, _ Scope, n *kupenstackv1.Network
 	return &cp, nil
 }
 
-func (a fakeActuator) Update(_ context.Context, _ Scope, n *kupenstackv1.Network, cur *fakeResource) (*fakeResource, bool, error) {
+func (a fakeActuator) Update(_ context.Context, s Scope, n *kupenstackv1.Network, cur *fakeResource) (*fakeResource, bool, error) {
 	a.cloud.mu.Lock()
 	defer a.cloud.mu.Unlock()
 	if cur.Description == n.Spec.Description {
@@ -155,6 +155,9 @@ func (a fakeActuator) Update(_ context.Context, _ Scope, n *kupenstackv1.Network
 		return cur, false, err
 	}
 	a.cloud.resources[cur.ID].Description = n.Spec.Description
+	if n.Spec.Description == "noted" {
+		s.Event(corev1.EventTypeNormal, "Noted", "Update", "the actuator's own event")
+	}
 	cp := *a.cloud.resources[cur.ID]
 	return &cp, true, nil
 }
@@ -467,5 +470,66 @@ func TestDeletionThatMustWait(t *testing.T) {
 	}
 	if _, ok := cloud.get(id); ok {
 		t.Error("resource left behind")
+	}
+}
+
+// TestActuatorReasons: an actuator names the reason of a long wait (WaitForReason) and of a
+// failure (Degraded), which is not retried until the spec changes, and records its own Events.
+func TestActuatorReasons(t *testing.T) {
+	ns := readyNamespace(t)
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "reasons", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{Description: "a"}}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(n)
+	got := waitFor(t, key, "ready", func(n *kupenstackv1.Network) bool { return conditions.IsReady(n.Status.Conditions, n.Generation) })
+	change := func(desc string) {
+		t.Helper()
+		got.Spec.Description = desc
+		if err := env.Client.Update(env.Ctx, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cloud.block("update", WaitForReason(kupenstackv1.ReasonResizing, "resizing the thing", 50*time.Millisecond))
+	defer cloud.block("update", nil)
+	change("b")
+	got = waitFor(t, key, "progressing with the actuator's reason", func(n *kupenstackv1.Network) bool {
+		c := condition(n, kupenstackv1.ConditionProgressing)
+		return c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonResizing && c.Message == "resizing the thing" &&
+			c.ObservedGeneration == n.Generation && condition(n, kupenstackv1.ConditionDegraded).Status == metav1.ConditionFalse
+	})
+
+	cloud.block("update", Degraded(kupenstackv1.ReasonResizeFailed, "Nova refused it", 0))
+	got = waitFor(t, key, "degraded with the actuator's reason", func(n *kupenstackv1.Network) bool {
+		c := condition(n, kupenstackv1.ConditionDegraded)
+		return c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonResizeFailed && c.Message == "Nova refused it"
+	})
+	if p := condition(got, kupenstackv1.ConditionProgressing); p.Status != metav1.ConditionFalse {
+		t.Errorf("Progressing = %+v, want False: the failure needs a spec change", p)
+	}
+	// No retry: the wait's last requeue may still land, then nothing until the spec changes.
+	time.Sleep(300 * time.Millisecond)
+	before := cloud.count("update")
+	time.Sleep(time.Second)
+	if calls := cloud.count("update") - before; calls > 0 {
+		t.Errorf("update called %d times over a Degraded failure without a spec change", calls)
+	}
+
+	cloud.block("update", nil)
+	change("noted")
+	waitFor(t, key, "ready again", func(n *kupenstackv1.Network) bool { return conditions.IsReady(n.Status.Conditions, n.Generation) })
+	var events eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Regarding.Name == n.Name {
+			reasons[e.Reason] = true
+		}
+	}
+	if !reasons["Noted"] || !reasons[kupenstackv1.ReasonResizeFailed] {
+		t.Errorf("events %v, want the actuator's Noted and the ResizeFailed warning", reasons)
 	}
 }

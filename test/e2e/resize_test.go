@@ -124,6 +124,11 @@ func TestVirtualMachineResize(t *testing.T) {
 	if ev := eventsFor(t, vm); ev["Resizing"] == 0 || ev["Resized"] == 0 {
 		t.Errorf("events %v, want Resizing and Resized", ev)
 	}
+	// The old Flavor object is no longer the VM's: its deletion is not held up.
+	if err := env.Client.Delete(env.Ctx, nano); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, nano)
 
 	// A smaller (no) disk: Nova refuses; the server stays ACTIVE on m1.small.
 	updateSpec(t, vm, func(vm *kupenstackv1.VirtualMachine) { vm.Spec.FlavorRef = zero.Name })
@@ -168,4 +173,9 @@ func TestVirtualMachineResize(t *testing.T) {
 	t.Logf("resize kept the server's ID %s, port %s and volume %s", id, port.Status.ID, volumeID)
 
 	deleteAll(t, ns, false, vm, port, vol, sub, net, img)
+	// The flavor made for the test goes from Nova too.
+	if err := env.Client.Delete(env.Ctx, zero); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, zero)
 }

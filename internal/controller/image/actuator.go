@@ -33,11 +33,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources Sou
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Image, images.Image]{
 		Name:       "Image",
 		Controller: "image",
-		Actuator: actuator[*kupenstackv1.Image]{sources: sources, visibility: func(i *kupenstackv1.Image) images.ImageVisibility {
-			return images.ImageVisibility(i.Spec.Visibility)
-		}},
-		New:     func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
-		NewList: func() client.ObjectList { return &kupenstackv1.ImageList{} },
+		Actuator:   imageActuator(sources),
+		New:        func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
+		NewList:    func() client.ObjectList { return &kupenstackv1.ImageList{} },
 	})
 }
 
@@ -45,14 +43,26 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources Sou
 // scope and its images belong to the operator's own project.
 func SetupPublic(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources SourcePolicy) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.PublicImage, images.Image]{
-		Name:       "PublicImage",
-		Controller: "publicimage",
-		Actuator: actuator[*kupenstackv1.PublicImage]{sources: sources, public: true,
-			visibility: func(*kupenstackv1.PublicImage) images.ImageVisibility { return images.ImageVisibilityPublic }},
+		Name:          "PublicImage",
+		Controller:    "publicimage",
+		Actuator:      publicImageActuator(sources),
 		New:           func() *kupenstackv1.PublicImage { return &kupenstackv1.PublicImage{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.PublicImageList{} },
 		ClusterScoped: true,
 	})
+}
+
+// imageActuator serves Images: the visibility is the spec's.
+func imageActuator(sources SourcePolicy) actuator[*kupenstackv1.Image] {
+	return actuator[*kupenstackv1.Image]{sources: sources, visibility: func(i *kupenstackv1.Image) images.ImageVisibility {
+		return images.ImageVisibility(i.Spec.Visibility)
+	}}
+}
+
+// publicImageActuator serves PublicImages: always public.
+func publicImageActuator(sources SourcePolicy) actuator[*kupenstackv1.PublicImage] {
+	return actuator[*kupenstackv1.PublicImage]{sources: sources, public: true,
+		visibility: func(*kupenstackv1.PublicImage) images.ImageVisibility { return images.ImageVisibilityPublic }}
 }
 
 // object is what the actuator needs of an Image or a PublicImage.

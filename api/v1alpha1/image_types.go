@@ -11,8 +11,21 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.source)",message="source is required unless the image is imported",fieldPath=".source",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.source) == has(self.source)",message="source is immutable",fieldPath=".source"
 type ImageSpec struct {
-	ManagedSpec `json:",inline"`
+	ManagedSpec  `json:",inline"`
+	ImageContent `json:",inline"`
 
+	// Visibility: private (default: the namespace's project only), shared (projects it is
+	// shared with) or community (every project, unlisted). Public images are the cloud admin's:
+	// a PublicImage declares one (or import an existing one: managementPolicy unmanaged).
+	// +kubebuilder:validation:Enum=private;shared;community
+	// +kubebuilder:default=private
+	// +optional
+	Visibility string `json:"visibility,omitempty"`
+}
+
+// ImageContent is what an Image and a PublicImage declare alike: the Glance image's name, data
+// and attributes (everything but the visibility).
+type ImageContent struct {
 	// Name in Glance; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
@@ -40,14 +53,6 @@ type ImageSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="containerFormat is immutable"
 	// +optional
 	ContainerFormat string `json:"containerFormat,omitempty"`
-
-	// Visibility: private (default: the namespace's project only), shared (projects it is
-	// shared with) or community (every project, unlisted). Public images are the cloud admin's:
-	// import them (managementPolicy unmanaged) instead.
-	// +kubebuilder:validation:Enum=private;shared;community
-	// +kubebuilder:default=private
-	// +optional
-	Visibility string `json:"visibility,omitempty"`
 
 	// MinDiskGiB a server's root disk needs to boot the image.
 	// +kubebuilder:validation:Minimum=0
@@ -162,6 +167,12 @@ func (i *Image) GetManagedSpec() *ManagedSpec { return &i.Spec.ManagedSpec }
 
 // GetManagedStatus returns the common status.
 func (i *Image) GetManagedStatus() *ManagedStatus { return &i.Status.ManagedStatus }
+
+// GetImageContent returns the image's name, data and attributes.
+func (i *Image) GetImageContent() *ImageContent { return &i.Spec.ImageContent }
+
+// GetImageStatus returns the observed state.
+func (i *Image) GetImageStatus() *ImageStatus { return &i.Status }
 
 // ImageList is a list of Images.
 // +kubebuilder:object:root=true

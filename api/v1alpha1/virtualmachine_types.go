@@ -35,7 +35,7 @@ const (
 // a new flavor resizes the server in place (same server ID, ports and volumes).
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged VirtualMachine must import an existing server",fieldPath=".import",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.flavorRef)",message="flavorRef is required unless the server is imported",fieldPath=".flavorRef",reason=FieldValueRequired
-// +kubebuilder:validation:XValidation:rule="has(self.import) || (has(self.imageRef) != has(self.bootVolumeRef))",message="exactly one of imageRef or bootVolumeRef is required",fieldPath=".imageRef"
+// +kubebuilder:validation:XValidation:rule="has(self.import) || [has(self.imageRef), has(self.publicImageRef), has(self.bootVolumeRef)].filter(x, x).size() == 1",message="exactly one of imageRef, publicImageRef or bootVolumeRef is required",fieldPath=".imageRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.bootVolumeRef) || !has(self.volumes) || self.volumes.all(v, v.volumeRef != self.bootVolumeRef)",message="the boot volume cannot also be in volumes",fieldPath=".bootVolumeRef"
 // +kubebuilder:validation:XValidation:rule="[has(self.availabilityZone), has(self.hostAggregateRef), has(self.nodeSelector)].filter(x, x).size() <= 1",message="availabilityZone, hostAggregateRef and nodeSelector are mutually exclusive",fieldPath=".availabilityZone"
 type VirtualMachineSpec struct {
@@ -64,6 +64,14 @@ type VirtualMachineSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	ImageRef string `json:"imageRef,omitempty"`
+
+	// PublicImageRef names the (cluster-scoped) PublicImage to boot from: a public image the cloud
+	// admin declared. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +optional
+	PublicImageRef string `json:"publicImageRef,omitempty"`
 
 	// BootVolumeRef names a bootable Volume object to boot from instead of an image. The volume
 	// outlives the server (and survives its replacement). Immutable.
@@ -331,6 +339,7 @@ type VirtualMachineResize struct {
 // The immutable fields are checked here, not on VirtualMachineSpec, so that a VirtualMachineSet's
 // template (the same spec) can change.
 // +kubebuilder:validation:XValidation:rule="has(self.spec.imageRef) == has(oldSelf.spec.imageRef) && (!has(self.spec.imageRef) || self.spec.imageRef == oldSelf.spec.imageRef)",message="imageRef is immutable",fieldPath=".spec.imageRef"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.publicImageRef) == has(oldSelf.spec.publicImageRef) && (!has(self.spec.publicImageRef) || self.spec.publicImageRef == oldSelf.spec.publicImageRef)",message="publicImageRef is immutable",fieldPath=".spec.publicImageRef"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.bootVolumeRef) == has(oldSelf.spec.bootVolumeRef) && (!has(self.spec.bootVolumeRef) || self.spec.bootVolumeRef == oldSelf.spec.bootVolumeRef)",message="bootVolumeRef is immutable",fieldPath=".spec.bootVolumeRef"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.keyPairRef) == has(oldSelf.spec.keyPairRef) && (!has(self.spec.keyPairRef) || self.spec.keyPairRef == oldSelf.spec.keyPairRef)",message="keyPairRef is immutable",fieldPath=".spec.keyPairRef"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.networks) == has(oldSelf.spec.networks) && (!has(self.spec.networks) || self.spec.networks == oldSelf.spec.networks)",message="networks are immutable",fieldPath=".spec.networks"
@@ -348,6 +357,7 @@ type VirtualMachineResize struct {
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
 // +kubebuilder:printcolumn:name="Flavor",type=string,JSONPath=`.spec.flavorRef`,priority=1
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.imageRef`,priority=1
+// +kubebuilder:printcolumn:name="Public Image",type=string,JSONPath=`.spec.publicImageRef`,priority=1
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.status.resource.host`,priority=1
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -10,6 +10,8 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.sizeGiB)",message="sizeGiB is required unless the volume is imported",fieldPath=".sizeGiB",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.sizeGiB) || has(self.sizeGiB)",message="sizeGiB cannot be removed",fieldPath=".sizeGiB"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.imageRef) == has(self.imageRef)",message="imageRef is immutable",fieldPath=".imageRef"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.publicImageRef) == has(self.publicImageRef)",message="publicImageRef is immutable",fieldPath=".publicImageRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.imageRef) || !has(self.publicImageRef)",message="imageRef and publicImageRef are mutually exclusive",fieldPath=".publicImageRef"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.volumeType) == has(self.volumeType)",message="volumeType is immutable",fieldPath=".volumeType"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.availabilityZone) == has(self.availabilityZone)",message="availabilityZone is immutable",fieldPath=".availabilityZone"
 type VolumeSpec struct {
@@ -51,6 +53,16 @@ type VolumeSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	ImageRef string `json:"imageRef,omitempty"`
+
+	// PublicImageRef names a (cluster-scoped) PublicImage whose data the volume starts with,
+	// instead of imageRef; the PublicImage cannot be deleted while the Volume refers to it.
+	// Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="publicImageRef is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +optional
+	PublicImageRef string `json:"publicImageRef,omitempty"`
 
 	// AvailabilityZone of the volume; Cinder chooses when unset. Immutable.
 	// +kubebuilder:validation:MinLength=1

@@ -98,6 +98,9 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		engine.Notifier = notifier
 		if err := mgr.Add(&notifications.Listener{URL: o.NotificationsURL, Handle: func(ctx context.Context, ev notifications.Event) {
 			notifier.Notify(ctx, ev.Kind, ev.ID)
+			if ev.Kind == "Image" { // Glance's notifications do not tell a public image apart
+				notifier.Notify(ctx, "PublicImage", ev.ID)
+			}
 		}}); err != nil {
 			return err
 		}
@@ -139,6 +142,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		{"keypair", func() error { return keypair.Setup(ctx, mgr, engine) }},
 		{"flavor", func() error { return flavor.Setup(ctx, mgr, engine) }},
 		{"image", func() error { return image.Setup(ctx, mgr, engine, o.ImageSources) }},
+		{"publicimage", func() error { return image.SetupPublic(ctx, mgr, engine, o.ImageSources) }},
 		{"volume", func() error { return volume.Setup(ctx, mgr, engine) }},
 		{"servergroup", func() error { return servergroup.Setup(ctx, mgr, engine) }},
 		{"hostaggregate", func() error { return hostaggregate.Setup(ctx, mgr, engine) }},

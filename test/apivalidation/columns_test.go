@@ -56,6 +56,10 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 		{"Router", "Router", "routers", "  externalGateway: {networkRef: public}\n", nil, map[string]any{"Gateway": "public"}},
 		{"Subnet", "Subnet", "subnets", "  networkRef: net\n  cidr: 10.0.0.0/24\n", nil, map[string]any{"Network": "net", "CIDR": "10.0.0.0/24"}},
 		{"Flavor", "Flavor", "flavors", "  vcpus: 2\n  ramMiB: 4096\n  diskGiB: 20\n", nil, map[string]any{"VCPUs": float64(2), "RAM MiB": float64(4096), "Disk GiB": float64(20)}},
+		{"VirtualMachine public image", "VirtualMachine", "virtualmachines", "  flavorRef: m1.small\n  publicImageRef: cirros\n", nil, map[string]any{"Flavor": "m1.small", "Public Image": "cirros"}},
+		{"PublicImage", "PublicImage", "publicimages", "  source: {url: 'https://images.example/a.img'}\n",
+			map[string]any{"id": "0a1b", "resource": map[string]any{"status": "active", "size": int64(1024), "visibility": "public"}},
+			map[string]any{"ID": "0a1b", "Status": "active", "Size": float64(1024), "Visibility": "public"}},
 		{"HostAggregate", "HostAggregate", "hostaggregates", "  nodeSelector: {disk: ssd}\n  availabilityZone: az1\n", nil, map[string]any{"Zone": "az1"}},
 		{"ServerGroup", "ServerGroup", "servergroups", "  policy: anti-affinity\n", nil, map[string]any{"Policy": "anti-affinity"}},
 		// Counts before any status is written: 0, or Unknown for a "<ready>/<total>" not known yet.
@@ -77,7 +81,7 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 			obj.SetName("columns")
 			path := fmt.Sprintf("/apis/kupenstack.io/v1alpha1/namespaces/%s/%s/columns", ns, tt.resource)
 			switch tt.kind {
-			case "Flavor", "HostAggregate":
+			case "Flavor", "HostAggregate", "PublicImage":
 				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/columns"
 			case "KupenstackConfiguration": // cluster-scoped, and there is one, named kupenstack
 				obj = decodeLCM(t, tt.kind, "kupenstack", tt.spec)

@@ -27,6 +27,7 @@ var validSpecs = map[string]string{
 	"Flavor":            "  vcpus: 2\n  ramMiB: 512\n  diskGiB: 10\n  extraSpecs: {'hw:cpu_policy': dedicated}\n",
 	"Router":            "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}]\n",
 	"Image":             "  source: {url: 'https://images.example/a.img', sha256: '" + fmt.Sprintf("%064x", 7) + "'}\n  diskFormat: raw\n  properties: {os_distro: ubuntu}\n",
+	"PublicImage":       "  source: {url: 'https://images.example/a.img', sha256: '" + fmt.Sprintf("%064x", 7) + "'}\n  diskFormat: raw\n  minRamMiB: 64\n  properties: {os_distro: ubuntu}\n  tags: [base]\n",
 	"Volume":            "  sizeGiB: 10\n  volumeType: fast\n  availabilityZone: nova\n  metadata: {team: a}\n",
 	"VirtualMachine":    "  flavorRef: f\n  imageRef: i\n  networks: [{networkRef: net, fixedIP: 10.0.0.5}]\n  nodeSelector: {disk: ssd}\n  userData: {name: s, key: k}\n  powerState: running\n",
 	"ServerGroup":       "  policy: anti-affinity\n  maxServersPerHost: 2\n",

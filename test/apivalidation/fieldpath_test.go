@@ -57,7 +57,7 @@ func TestFieldPaths(t *testing.T) {
 		{"port groups without port security", "Port", "  networkRef: net\n  portSecurityEnabled: false\n  securityGroupRefs: [web]\n", "spec.securityGroupRefs", "security groups need port security"},
 		{"server group rule on affinity", "ServerGroup", "  policy: affinity\n  maxServersPerHost: 2\n", "spec.maxServersPerHost", "maxServersPerHost applies to the anti-affinity policy only"},
 		{"vm boot volume twice", "VirtualMachine", "  flavorRef: f\n  bootVolumeRef: v\n  volumes: [{volumeRef: v}]\n", "spec.bootVolumeRef", "the boot volume cannot also be in volumes"},
-		{"vm two boot sources", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  bootVolumeRef: v\n", "spec.imageRef", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vm two boot sources", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  bootVolumeRef: v\n", "spec.imageRef", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
 		// A list item: the field inside the item, with its index.
 		{"pool reversed", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.20, end: 10.0.0.10}]\n", "spec.allocationPools[0].start", "start must not be after end"},
 		{"pool mixed versions", "Subnet", "  networkRef: net\n  cidr: 10.0.0.0/24\n  allocationPools: [{start: 10.0.0.2, end: '::5'}]\n", "spec.allocationPools[0].end", "start and end must be of the same IP version"},

@@ -30,7 +30,7 @@ func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
 	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 		t.Fatalf("test case is not YAML: %v", err)
 	}
-	if kind == "Flavor" || kind == "HostAggregate" { // cluster-scoped
+	if kind == "Flavor" || kind == "HostAggregate" || kind == "PublicImage" { // cluster-scoped
 		obj.SetNamespace("")
 	}
 	return obj
@@ -291,6 +291,24 @@ func TestCreateValidation(t *testing.T) {
 		{"image bad disk format", "Image", "  source: {url: 'http://h/a.img'}\n  diskFormat: zip\n", `Unsupported value: "zip"`},
 		{"image reserved property", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {visibility: public}\n", "properties must not set Glance's own image attributes"},
 		{"image os_glance property", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {os_glance_import_task: x}\n", "properties must not set Glance's own image attributes"},
+		// PublicImage: an Image's fields but visibility (always public); the same rules.
+		{"public image ok", "PublicImage", "  source: {url: 'https://images.example/jammy.img', sha256: " + strings.Repeat("aB", 32) + "}\n  diskFormat: raw\n  minDiskGiB: 1\n  properties: {os_distro: ubuntu}\n  tags: [base]\n", ""},
+		{"public image without source", "PublicImage", "  diskFormat: raw\n", "source is required unless the image is imported"},
+		{"public image imported", "PublicImage", "  managementPolicy: unmanaged\n  import: {name: cirros}\n", ""},
+		{"public image unmanaged without import", "PublicImage", "  managementPolicy: unmanaged\n  source: {url: 'http://h/a'}\n", "an unmanaged PublicImage must import an existing image"},
+		{"public image url metadata", "PublicImage", "  source: {url: 'http://169.254.169.254/latest/meta-data/'}\n", "a link-local address such as the cloud's metadata service"},
+		{"public image reserved property", "PublicImage", "  source: {url: 'http://h/a.img'}\n  properties: {visibility: private}\n", "properties must not set Glance's own image attributes"},
+		// The boot source of a VM: exactly one of an Image, a PublicImage or a Volume.
+		{"vm public image", "VirtualMachine", "  flavorRef: f\n  publicImageRef: cirros-0.6\n", ""},
+		{"vm image and public image", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  publicImageRef: p\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
+		{"vm public image and boot volume", "VirtualMachine", "  flavorRef: f\n  publicImageRef: p\n  bootVolumeRef: v\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
+		{"vm all three boot sources", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  publicImageRef: p\n  bootVolumeRef: v\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
+		{"vm imported without boot source", "VirtualMachine", "  import: {name: web}\n", ""},
+		{"vm public image ref with slash", "VirtualMachine", "  flavorRef: f\n  publicImageRef: a/b\n", "spec.publicImageRef: Invalid value: \"a/b\": must name a Kubernetes object"},
+		{"vmset public image", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, publicImageRef: p}\n", ""},
+		{"vmset two images", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i, publicImageRef: p}\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
+		{"volume public image", "Volume", "  sizeGiB: 1\n  publicImageRef: cirros\n", ""},
+		{"volume image and public image", "Volume", "  sizeGiB: 1\n  imageRef: i\n  publicImageRef: p\n", "imageRef and publicImageRef are mutually exclusive"},
 		{"image long property value", "Image", "  source: {url: 'http://h/a.img'}\n  properties: {a: " + strings.Repeat("v", 256) + "}\n", "property values must be at most 255 characters"},
 		// Volume.
 		{"volume ok", "Volume", "  sizeGiB: 10\n  volumeType: fast\n  imageRef: jammy\n  availabilityZone: nova\n  metadata: {team: a}\n", ""},
@@ -311,8 +329,8 @@ func TestCreateValidation(t *testing.T) {
 		{"vm imported", "VirtualMachine", "  managementPolicy: unmanaged\n  import: {name: legacy}\n", ""},
 		{"vm unmanaged without import", "VirtualMachine", "  managementPolicy: unmanaged\n  flavorRef: f\n  imageRef: i\n", "an unmanaged VirtualMachine must import an existing server"},
 		{"vm without flavor", "VirtualMachine", "  imageRef: i\n", "flavorRef is required unless the server is imported"},
-		{"vm without boot source", "VirtualMachine", "  flavorRef: f\n", "exactly one of imageRef or bootVolumeRef is required"},
-		{"vm with two boot sources", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  bootVolumeRef: v\n", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vm without boot source", "VirtualMachine", "  flavorRef: f\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
+		{"vm with two boot sources", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  bootVolumeRef: v\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
 		{"vm boot volume also attached", "VirtualMachine", "  flavorRef: f\n  bootVolumeRef: v\n  volumes: [{volumeRef: v}]\n", "the boot volume cannot also be in volumes"},
 		{"vm zone and aggregate", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n" + "  availabilityZone: nova\n  hostAggregateRef: ssd\n", "availabilityZone, hostAggregateRef and nodeSelector are mutually exclusive"},
 		{"vm node selector", "VirtualMachine", "  flavorRef: f\n  imageRef: i\n  nodeSelector: {disk: ssd}\n", ""},
@@ -366,7 +384,7 @@ func TestCreateValidation(t *testing.T) {
 		{"vmset unavailable over 100%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxUnavailable: '150%'}}\n", "maxUnavailable must be a number from 0 to 1000 or a percentage from 0% to 100%"},
 		{"vmset huge percentage", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '99999999999999999999%'}}\n", "maxSurge must be a number from 0 to 1000"},
 		{"vmset surge 200%", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i" + "}\n  strategy: {rollingUpdate: {maxSurge: '200%', maxUnavailable: '0%'}}\n", ""},
-		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f}\n", "exactly one of imageRef or bootVolumeRef is required"},
+		{"vmset template without boot source", "VirtualMachineSet", "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f}\n", "exactly one of imageRef, publicImageRef or bootVolumeRef is required"},
 		// A set's selector: not empty, its matchLabels among the template's labels, valid labels,
 		// and the template hash label is the operator's.
 		{"vmset empty selector", "VirtualMachineSet", "  selector: {}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {flavorRef: f, imageRef: i}\n", "spec.selector: Invalid value: selector must not be empty"},
@@ -551,6 +569,13 @@ func TestUpdateRules(t *testing.T) {
 		{"volume type removed", "Volume", vol, []string{"volumeType"}, nil, "volumeType is immutable"},
 		{"volume image", "Volume", vol, []string{"imageRef"}, "focal", "imageRef is immutable"},
 		{"volume image removed", "Volume", vol, []string{"imageRef"}, nil, "imageRef is immutable"},
+		{"volume public image added", "Volume", "  sizeGiB: 2\n", []string{"publicImageRef"}, "cirros", "publicImageRef is immutable"},
+		{"volume public image", "Volume", "  sizeGiB: 2\n  publicImageRef: cirros\n", []string{"publicImageRef"}, "focal", "publicImageRef is immutable"},
+		{"vm public image", "VirtualMachine", "  flavorRef: f\n  publicImageRef: p\n", []string{"publicImageRef"}, "q", "publicImageRef is immutable"},
+		{"public image source url", "PublicImage", img, []string{"source", "url"}, "http://h/b.img", "source is immutable"},
+		{"public image disk format", "PublicImage", img, []string{"diskFormat"}, "qcow2", "diskFormat is immutable"},
+		{"public image properties change", "PublicImage", img, []string{"properties"}, map[string]any{"hw_disk_bus": "scsi"}, ""},
+		{"vmset template public image", "VirtualMachineSet", set, []string{"template", "spec", "publicImageRef"}, "p", "exactly one of imageRef, publicImageRef or bootVolumeRef"},
 		{"volume zone", "Volume", vol, []string{"availabilityZone"}, "az2", "availabilityZone is immutable"},
 		{"volume zone removed", "Volume", vol, []string{"availabilityZone"}, nil, "availabilityZone is immutable"},
 		{"volume description and metadata", "Volume", vol, []string{"metadata"}, map[string]any{"team": "b"}, ""},

@@ -89,20 +89,20 @@ func TestImageLifecycle(t *testing.T) {
 
 	img := &kupenstackv1.Image{
 		ObjectMeta: metav1.ObjectMeta{Name: "disk", Namespace: ns},
-		Spec: kupenstackv1.ImageSpec{
+		Spec: kupenstackv1.ImageSpec{ImageContent: kupenstackv1.ImageContent{
 			Source:     &kupenstackv1.ImageSource{URL: url, SHA256: strings.ToUpper(hex.EncodeToString(sum256[:]))},
 			DiskFormat: "raw",
 			MinDiskGiB: 1,
 			Properties: map[string]string{"hw_disk_bus": "virtio", "os_distro": "none"},
 			Tags:       []kupenstackv1.NeutronTag{"team-a"},
-		},
+		}},
 	}
 	bad := &kupenstackv1.Image{
 		ObjectMeta: metav1.ObjectMeta{Name: "corrupt", Namespace: ns},
-		Spec: kupenstackv1.ImageSpec{
+		Spec: kupenstackv1.ImageSpec{ImageContent: kupenstackv1.ImageContent{
 			Source:     &kupenstackv1.ImageSource{URL: url, SHA256: strings.Repeat("ab", 32)},
 			DiskFormat: "raw",
-		},
+		}},
 	}
 	for _, o := range []client.Object{img, bad} {
 		if err := env.Client.Create(ctx, o); err != nil {

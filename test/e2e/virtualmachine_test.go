@@ -84,8 +84,8 @@ func TestVirtualMachineLifecycle(t *testing.T) {
 	flavor := vmFlavor(t, ns+"-nano")
 	// The image is uploaded by the operator from a URL served here.
 	payload := randomPayload(t, 64<<10)
-	img := &kupenstackv1.Image{ObjectMeta: objMeta(ns, "tiny"), Spec: kupenstackv1.ImageSpec{
-		Source: &kupenstackv1.ImageSource{URL: imageServer(t, payload), SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}, DiskFormat: "raw"}}
+	img := &kupenstackv1.Image{ObjectMeta: objMeta(ns, "tiny"), Spec: kupenstackv1.ImageSpec{ImageContent: kupenstackv1.ImageContent{
+		Source: &kupenstackv1.ImageSource{URL: imageServer(t, payload), SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}, DiskFormat: "raw"}}}
 	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
 	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}}
 	sg := &kupenstackv1.SecurityGroup{ObjectMeta: objMeta(ns, "web")}

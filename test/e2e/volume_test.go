@@ -170,7 +170,7 @@ func TestVolumeFromImage(t *testing.T) {
 	}
 	img := &kupenstackv1.Image{
 		ObjectMeta: metav1.ObjectMeta{Name: "boot-image", Namespace: ns},
-		Spec:       kupenstackv1.ImageSpec{Source: &kupenstackv1.ImageSource{URL: imageServer(t, payload)}, DiskFormat: "raw"},
+		Spec:       kupenstackv1.ImageSpec{ImageContent: kupenstackv1.ImageContent{Source: &kupenstackv1.ImageSource{URL: imageServer(t, payload)}, DiskFormat: "raw"}},
 	}
 	vol := &kupenstackv1.Volume{
 		ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: ns},

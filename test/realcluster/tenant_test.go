@@ -58,9 +58,9 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kupenstack.io/project": "enabled"}}},
 		flavor,
-		&kupenstackv1.Image{ObjectMeta: inNS("guest"), Spec: kupenstackv1.ImageSpec{DiskFormat: "raw",
+		&kupenstackv1.Image{ObjectMeta: inNS("guest"), Spec: kupenstackv1.ImageSpec{ImageContent: kupenstackv1.ImageContent{DiskFormat: "raw",
 			Source: &kupenstackv1.ImageSource{URL: "http://images." + chartsNamespace + ".svc.cluster.local/guest.raw",
-				SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}}},
+				SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}}}},
 		&kupenstackv1.Network{ObjectMeta: inNS("net")},
 		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}},
 		// The admin's external network, as tenants see it: imported, never changed by them.

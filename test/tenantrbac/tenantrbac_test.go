@@ -113,6 +113,16 @@ func TestTenantWorksInItsNamespaceOnly(t *testing.T) {
 	if err := c.Delete(env.Ctx, net); err != nil {
 		t.Fatalf("deleting its Network: %v", err)
 	}
+	// Naming a public image (and a flavor) needs no right on the cluster-scoped kinds: the
+	// operator resolves the reference.
+	vm := &kupenstackv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "mine"},
+		Spec: kupenstackv1.VirtualMachineSpec{FlavorRef: "small", PublicImageRef: "cirros"}}
+	if err := c.Create(env.Ctx, vm); err != nil {
+		t.Fatalf("creating a VirtualMachine from a public image: %v", err)
+	}
+	if err := c.Delete(env.Ctx, vm); err != nil {
+		t.Fatalf("deleting its VirtualMachine: %v", err)
+	}
 	for _, tt := range []struct {
 		what string
 		do   func() error
@@ -128,6 +138,12 @@ func TestTenantWorksInItsNamespaceOnly(t *testing.T) {
 				Spec: kupenstackv1.FlavorSpec{VCPUs: 1, RAMMiB: 512}})
 		}},
 		{"listing Flavors", func() error { return c.List(env.Ctx, &kupenstackv1.FlavorList{}) }},
+		// Public images are the cloud admin's, like flavors: tenants name them, they do not list them.
+		{"a PublicImage", func() error {
+			return c.Create(env.Ctx, &kupenstackv1.PublicImage{ObjectMeta: metav1.ObjectMeta{Name: "cirros"},
+				Spec: kupenstackv1.PublicImageSpec{ImageContent: kupenstackv1.ImageContent{Source: &kupenstackv1.ImageSource{URL: "https://images.example/c.img"}}}})
+		}},
+		{"listing PublicImages", func() error { return c.List(env.Ctx, &kupenstackv1.PublicImageList{}) }},
 		{"a Project", func() error {
 			return c.Create(env.Ctx, &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "mine2"},
 				Spec: kupenstackv1.ProjectSpec{Namespace: "mine"}})
@@ -219,6 +235,9 @@ func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 		// Its own namespace's quota: a tenant cannot raise it, nor read it.
 		&kupenstackv1.ProjectQuota{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: kupenstackv1.ProjectQuotaSpec{Namespace: "mine",
 			Compute: &kupenstackv1.ComputeQuota{Instances: &instances}}},
+		// A public image: every project's VMs boot from it, so only the cloud admin declares one.
+		&kupenstackv1.PublicImage{ObjectMeta: metav1.ObjectMeta{Name: "cirros"}, Spec: kupenstackv1.PublicImageSpec{
+			ImageContent: kupenstackv1.ImageContent{Source: &kupenstackv1.ImageSource{URL: "https://images.example/cirros.img"}}}},
 		&kupenstackv1.OpenstackNode{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: kupenstackv1.OpenstackNodeSpec{Roles: []string{"compute"}}},
 		&kupenstackv1.OpenstackComponent{ObjectMeta: metav1.ObjectMeta{Name: "nova"}, Spec: kupenstackv1.OpenstackComponentSpec{
 			Chart: "nova", ChartVersion: "2026.1.0", Release: "2026.1", Namespace: "openstack", UpgradePhase: 4, ValuesHash: "0123456789abcdef"}},
@@ -266,7 +285,7 @@ func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 // before it reaches a cluster.
 func TestTenantRolesNameOnlyTenantKinds(t *testing.T) {
 	adminKinds := []string{"projects", "projectquotas", "openstacknodes", "openstackcomponents", "kupenstackconfigurations",
-		"openstackcloudconfigurationprofiles", "flavors", "hostaggregates"}
+		"openstackcloudconfigurationprofiles", "flavors", "hostaggregates", "publicimages"}
 	for _, dir := range []string{filepath.Join("config", "rbac"), filepath.Join("charts", "kupenstack", "files")} {
 		for _, f := range []string{"tenant_view_role.yaml", "tenant_edit_role.yaml"} {
 			b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), dir, f))

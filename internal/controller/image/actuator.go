@@ -1,4 +1,6 @@
-// Package image maps the Image kind to Glance images; the operator uploads their data itself.
+// Package image maps the Image kind (a namespace's project's images) and the cluster-scoped
+// PublicImage kind (public images, with the admin scope) to Glance images; one actuator serves
+// both, and the operator uploads their data itself.
 package image
 
 import (
@@ -22,37 +24,81 @@ import (
 // +kubebuilder:rbac:groups=kupenstack.io,resources=images,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=images/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=images/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kupenstack.io,resources=publicimages,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=publicimages/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kupenstack.io,resources=publicimages/finalizers,verbs=update
 
 // Setup registers the Image controller; sources says which addresses downloads may reach.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources SourcePolicy) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Image, images.Image]{
 		Name:       "Image",
 		Controller: "image",
-		Actuator:   actuator{sources: sources},
+		Actuator:   imageActuator(sources),
 		New:        func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.ImageList{} },
 	})
 }
 
-type actuator struct {
+// SetupPublic registers the PublicImage controller: cluster-scoped, so it acts with the admin
+// scope and its images belong to the operator's own project.
+func SetupPublic(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources SourcePolicy) error {
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.PublicImage, images.Image]{
+		Name:          "PublicImage",
+		Controller:    "publicimage",
+		Actuator:      publicImageActuator(sources),
+		New:           func() *kupenstackv1.PublicImage { return &kupenstackv1.PublicImage{} },
+		NewList:       func() client.ObjectList { return &kupenstackv1.PublicImageList{} },
+		ClusterScoped: true,
+	})
+}
+
+// imageActuator serves Images: the visibility is the spec's.
+func imageActuator(sources SourcePolicy) actuator[*kupenstackv1.Image] {
+	return actuator[*kupenstackv1.Image]{sources: sources, visibility: func(i *kupenstackv1.Image) images.ImageVisibility {
+		return images.ImageVisibility(i.Spec.Visibility)
+	}}
+}
+
+// publicImageActuator serves PublicImages: always public.
+func publicImageActuator(sources SourcePolicy) actuator[*kupenstackv1.PublicImage] {
+	return actuator[*kupenstackv1.PublicImage]{sources: sources, public: true,
+		visibility: func(*kupenstackv1.PublicImage) images.ImageVisibility { return images.ImageVisibilityPublic }}
+}
+
+// object is what the actuator needs of an Image or a PublicImage.
+type object interface {
+	generic.Object
+	GetImageContent() *kupenstackv1.ImageContent
+	GetImageStatus() *kupenstackv1.ImageStatus
+}
+
+// actuator serves both image kinds; they differ only in the visibility they ask for.
+type actuator[O object] struct {
 	sources SourcePolicy
+	// visibility is the one the object wants ("" leaves Glance's as it is).
+	visibility func(O) images.ImageVisibility
+	// public: imports by name look among the cloud's public images only (the admin scope sees
+	// every project's images).
+	public bool
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Image, images.Image] = actuator{}
-	_ generic.Lister[*kupenstackv1.Image, images.Image]   = actuator{}
+	_ generic.Actuator[*kupenstackv1.Image, images.Image]       = actuator[*kupenstackv1.Image]{}
+	_ generic.Lister[*kupenstackv1.Image, images.Image]         = actuator[*kupenstackv1.Image]{}
+	_ generic.Actuator[*kupenstackv1.PublicImage, images.Image] = actuator[*kupenstackv1.PublicImage]{}
+	_ generic.Lister[*kupenstackv1.PublicImage, images.Image]   = actuator[*kupenstackv1.PublicImage]{}
 )
 
 func glance(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
 	return s.Clients.Image(ctx, s.ProjectID)
 }
 
-func name(i *kupenstackv1.Image) string { return generic.Name(i, i.Spec.Name) }
+func name(i object) string { return generic.Name(i, i.GetImageContent().Name) }
 
 // tags are the tags the image should carry: the user's plus the owner tag, sorted.
-func tags(i *kupenstackv1.Image) []string {
+func tags(i object) []string {
 	out := []string{generic.OwnerTag(i)}
-	for _, t := range i.Spec.Tags {
+	for _, t := range i.GetImageContent().Tags {
 		out = append(out, string(t))
 	}
 	slices.Sort(out)
@@ -77,7 +123,7 @@ func properties(res *images.Image) map[string]string {
 	return out
 }
 
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*images.Image, error) {
+func (actuator[O]) Get(ctx context.Context, s generic.Scope, id string) (*images.Image, error) {
 	sc, err := glance(ctx, s)
 	if err != nil {
 		return nil, err
@@ -99,7 +145,8 @@ func list(ctx context.Context, s generic.Scope, opts images.ListOpts) ([]images.
 
 // FindOwned finds the image tagged for this object: Glance takes the tags in the create call, so
 // an image created for it always carries the tag.
-func (actuator) FindOwned(ctx context.Context, s generic.Scope, i *kupenstackv1.Image) (*images.Image, error) {
+// A PublicImage's scope has no project ID: the tag (the object's UID) alone tells.
+func (actuator[O]) FindOwned(ctx context.Context, s generic.Scope, i O) (*images.Image, error) {
 	found, err := list(ctx, s, images.ListOpts{Owner: s.ProjectID, Tags: []string{generic.OwnerTag(i)}})
 	if err != nil || len(found) == 0 {
 		return nil, err
@@ -108,16 +155,22 @@ func (actuator) FindOwned(ctx context.Context, s generic.Scope, i *kupenstackv1.
 }
 
 // FindImport looks the image up by ID, or by a name unique among the images the project can
-// see: its own, the cloud's public ones and those shared with it.
-func (a actuator) FindImport(ctx context.Context, s generic.Scope, i *kupenstackv1.Image) (*images.Image, error) {
-	if id := i.Spec.Import.ID; id != "" {
+// see: its own, the cloud's public ones and those shared with it; a PublicImage's name among the
+// public images.
+func (a actuator[O]) FindImport(ctx context.Context, s generic.Scope, i O) (*images.Image, error) {
+	imp := i.GetManagedSpec().Import
+	if id := imp.ID; id != "" {
 		found, err := a.Get(ctx, s, id)
 		if openstack.IsNotFound(err) {
 			return nil, nil
 		}
 		return found, err
 	}
-	found, err := list(ctx, s, images.ListOpts{Name: i.Spec.Import.Name})
+	opts := images.ListOpts{Name: imp.Name}
+	if a.public {
+		opts.Visibility = images.ImageVisibilityPublic
+	}
+	found, err := list(ctx, s, opts)
 	if err != nil || len(found) != 1 {
 		return nil, generic.ImportMatches(len(found), err)
 	}
@@ -125,27 +178,28 @@ func (a actuator) FindImport(ctx context.Context, s generic.Scope, i *kupenstack
 }
 
 // Create registers the image (queued, without data); Update uploads the data.
-func (actuator) Create(ctx context.Context, s generic.Scope, i *kupenstackv1.Image) (*images.Image, error) {
+func (a actuator[O]) Create(ctx context.Context, s generic.Scope, i O) (*images.Image, error) {
 	sc, err := glance(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	visibility := images.ImageVisibility(i.Spec.Visibility)
+	visibility := a.visibility(i)
+	c := i.GetImageContent()
 	return images.Create(ctx, sc, images.CreateOpts{
 		Name:            name(i),
 		Visibility:      &visibility,
 		Tags:            tags(i),
-		DiskFormat:      i.Spec.DiskFormat,
-		ContainerFormat: i.Spec.ContainerFormat,
-		MinDisk:         i.Spec.MinDiskGiB,
-		MinRAM:          i.Spec.MinRAMMiB,
-		Properties:      i.Spec.Properties,
+		DiskFormat:      c.DiskFormat,
+		ContainerFormat: c.ContainerFormat,
+		MinDisk:         c.MinDiskGiB,
+		MinRAM:          c.MinRAMMiB,
+		Properties:      c.Properties,
 	}).Extract()
 }
 
 // Update uploads the data of a queued image (also one left queued by a crash or a failed
 // upload), then brings the mutable fields in line with one JSON patch.
-func (a actuator) Update(ctx context.Context, s generic.Scope, i *kupenstackv1.Image, cur *images.Image) (*images.Image, bool, error) {
+func (a actuator[O]) Update(ctx context.Context, s generic.Scope, i O, cur *images.Image) (*images.Image, bool, error) {
 	sc, err := glance(ctx, s)
 	if err != nil {
 		return nil, false, err
@@ -159,8 +213,8 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, i *kupenstackv1.I
 			return cur, false, err
 		}
 		return cur, false, generic.WaitFor("Glance failed to store the image data (status killed); creating the image again", 5*time.Second)
-	case cur.Status == images.ImageStatusQueued && i.Spec.Source != nil:
-		if err := upload(ctx, a.sources, sc, cur.ID, i.Spec.Source); err != nil {
+	case cur.Status == images.ImageStatusQueued && i.GetImageContent().Source != nil:
+		if err := upload(ctx, a.sources, sc, cur.ID, i.GetImageContent().Source); err != nil {
 			return cur, false, err
 		}
 		if cur, err = a.Get(ctx, s, cur.ID); err != nil {
@@ -180,35 +234,36 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, i *kupenstackv1.I
 }
 
 // patch lists the changes that bring res in line with the spec.
-func (actuator) patch(i *kupenstackv1.Image, res *images.Image) images.UpdateOpts {
+func (a actuator[O]) patch(i O, res *images.Image) images.UpdateOpts {
+	c := i.GetImageContent()
 	var patch images.UpdateOpts
 	if want := name(i); res.Name != want {
 		patch = append(patch, images.ReplaceImageName{NewName: want})
 	}
-	if want := images.ImageVisibility(i.Spec.Visibility); want != "" && res.Visibility != want {
+	if want := a.visibility(i); want != "" && res.Visibility != want {
 		patch = append(patch, images.UpdateVisibility{Visibility: want})
 	}
-	if res.MinDiskGigabytes != i.Spec.MinDiskGiB {
-		patch = append(patch, images.ReplaceImageMinDisk{NewMinDisk: i.Spec.MinDiskGiB})
+	if res.MinDiskGigabytes != c.MinDiskGiB {
+		patch = append(patch, images.ReplaceImageMinDisk{NewMinDisk: c.MinDiskGiB})
 	}
-	if res.MinRAMMegabytes != i.Spec.MinRAMMiB {
-		patch = append(patch, images.ReplaceImageMinRam{NewMinRam: i.Spec.MinRAMMiB})
+	if res.MinRAMMegabytes != c.MinRAMMiB {
+		patch = append(patch, images.ReplaceImageMinRam{NewMinRam: c.MinRAMMiB})
 	}
 	if want := tags(i); !sameSet(want, res.Tags) {
 		patch = append(patch, images.ReplaceImageTags{NewTags: want})
 	}
 	have := properties(res)
-	for _, k := range slices.Sorted(maps.Keys(i.Spec.Properties)) {
+	for _, k := range slices.Sorted(maps.Keys(c.Properties)) {
 		v, ok := have[k]
 		switch {
 		case !ok:
-			patch = append(patch, property{op: "add", name: k, value: i.Spec.Properties[k]})
-		case v != i.Spec.Properties[k]:
-			patch = append(patch, property{op: "replace", name: k, value: i.Spec.Properties[k]})
+			patch = append(patch, property{op: "add", name: k, value: c.Properties[k]})
+		case v != c.Properties[k]:
+			patch = append(patch, property{op: "replace", name: k, value: c.Properties[k]})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(have)) {
-		if _, ok := i.Spec.Properties[k]; !ok {
+		if _, ok := c.Properties[k]; !ok {
 			patch = append(patch, property{op: "remove", name: k})
 		}
 	}
@@ -233,7 +288,7 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *images.Image) error {
+func (actuator[O]) Delete(ctx context.Context, s generic.Scope, res *images.Image) error {
 	sc, err := glance(ctx, s)
 	if err != nil {
 		return err
@@ -241,26 +296,26 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *images.Image) 
 	return images.Delete(ctx, sc, res.ID).ExtractErr()
 }
 
-func (actuator) ID(res *images.Image) string { return res.ID }
+func (actuator[O]) ID(res *images.Image) string { return res.ID }
 
 // ListAll lists every image the project can see (its own, public and shared ones), so that
-// imported images are checked too.
-func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*images.Image, error) {
+// imported images are checked too; with the admin scope (PublicImages), every image.
+func (actuator[O]) ListAll(ctx context.Context, s generic.Scope) ([]*images.Image, error) {
 	return generic.Pointers(list(ctx, s, images.ListOpts{}))
 }
 
 // InSync: an image still waiting for its data, or whose mutable fields differ, is not.
-func (a actuator) InSync(i *kupenstackv1.Image, res *images.Image) bool {
-	if i.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+func (a actuator[O]) InSync(i O, res *images.Image) bool {
+	if i.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
 		return true
 	}
 	return res.Status != images.ImageStatusQueued && len(a.patch(i, res)) == 0
 }
 
-func (actuator) Observe(i *kupenstackv1.Image, res *images.Image) (bool, string) {
+func (actuator[O]) Observe(i O, res *images.Image) (bool, string) {
 	hashAlgo, _ := res.Properties["os_hash_algo"].(string)
 	hashValue, _ := res.Properties["os_hash_value"].(string)
-	i.Status.Resource = &kupenstackv1.ImageResourceStatus{
+	i.GetImageStatus().Resource = &kupenstackv1.ImageResourceStatus{
 		Name:            res.Name,
 		Status:          string(res.Status),
 		Visibility:      string(res.Visibility),

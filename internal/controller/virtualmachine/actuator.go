@@ -81,6 +81,8 @@ var dependencies = []generic.Dependency[*kupenstackv1.VirtualMachine]{
 		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.HostAggregateRef) }},
 	{Kind: "Image", New: func() generic.Object { return &kupenstackv1.Image{} },
 		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.ImageRef) }},
+	{Kind: "PublicImage", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.PublicImage{} },
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.PublicImageRef) }},
 	{Kind: "Volume", New: func() generic.Object { return &kupenstackv1.Volume{} },
 		Names: func(v *kupenstackv1.VirtualMachine) []string {
 			names := ref(v.Spec.BootVolumeRef)
@@ -302,6 +304,15 @@ func (a actuator) userData(ctx context.Context, vm *kupenstackv1.VirtualMachine)
 	return data, nil
 }
 
+// imageID is the Glance image the server boots from: its Image's or its PublicImage's ("" when
+// it boots from a volume).
+func imageID(s generic.Scope, vm *kupenstackv1.VirtualMachine) string {
+	if vm.Spec.PublicImageRef != "" {
+		return s.DependencyID("PublicImage", vm.Spec.PublicImageRef)
+	}
+	return s.DependencyID("Image", vm.Spec.ImageRef)
+}
+
 func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine) (*servers.Server, error) {
 	userData, err := a.userData(ctx, vm)
 	if err != nil {
@@ -310,7 +321,7 @@ func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 	opts := servers.CreateOpts{
 		Name:             serverName(vm),
 		FlavorRef:        s.DependencyID("Flavor", vm.Spec.FlavorRef),
-		ImageRef:         s.DependencyID("Image", vm.Spec.ImageRef),
+		ImageRef:         imageID(s, vm),
 		UserData:         userData,
 		AvailabilityZone: vm.Spec.AvailabilityZone,
 		Metadata:         vm.Spec.Metadata,

@@ -44,6 +44,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 				}
 				return []string{v.Spec.ImageRef}
 			}},
+			{Kind: "PublicImage", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.PublicImage{} },
+				Names: func(v *kupenstackv1.Volume) []string {
+					if v.Spec.PublicImageRef == "" {
+						return nil
+					}
+					return []string{v.Spec.PublicImageRef}
+				}},
 		},
 	})
 }
@@ -192,6 +199,9 @@ func (actuator) Create(ctx context.Context, s generic.Scope, v *kupenstackv1.Vol
 	}
 	if v.Spec.ImageRef != "" {
 		opts.ImageID = s.DependencyID("Image", v.Spec.ImageRef)
+	}
+	if v.Spec.PublicImageRef != "" {
+		opts.ImageID = s.DependencyID("PublicImage", v.Spec.PublicImageRef)
 	}
 	return volumes.Create(ctx, sc, opts, nil).Extract()
 }

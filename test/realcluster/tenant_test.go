@@ -62,7 +62,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 			Source: &kupenstackv1.ImageSource{URL: "http://images." + chartsNamespace + ".svc.cluster.local/guest.raw",
 				SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}}},
 		&kupenstackv1.Network{ObjectMeta: inNS("net")},
-		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}},
+		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.77.0.0/24"}}},
 		// The admin's external network, as tenants see it: imported, never changed by them.
 		&kupenstackv1.Network{ObjectMeta: inNS(externalNetwork), Spec: kupenstackv1.NetworkSpec{ManagedSpec: kupenstackv1.ManagedSpec{
 			ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: externalNetwork}}}},

@@ -56,6 +56,9 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 		{"Router", "Router", "routers", "  externalGateway: {networkRef: public}\n", nil, map[string]any{"Gateway": "public"}},
 		{"Subnet", "Subnet", "subnets", "  networkRef: net\n  cidr: 10.0.0.0/24\n", nil, map[string]any{"Network": "net", "CIDR": "10.0.0.0/24"}},
 		{"Flavor", "Flavor", "flavors", "  vcpus: 2\n  ramMiB: 4096\n  diskGiB: 20\n", nil, map[string]any{"VCPUs": float64(2), "RAM MiB": float64(4096), "Disk GiB": float64(20)}},
+		{"ProviderNetwork", "ProviderNetwork", "providernetworks", "  networkType: flat\n  physicalNetwork: external\n  external: true\n", nil, map[string]any{"Type": "flat", "Physical": "external", "External": true}},
+		{"ProviderSubnet", "ProviderSubnet", "providersubnets", "  providerNetworkRef: public\n  cidr: 198.51.100.0/24\n", nil, map[string]any{"Network": "public", "CIDR": "198.51.100.0/24"}},
+		{"Router on a provider network", "Router", "routers", "  externalGateway: {providerNetworkRef: public}\n", nil, map[string]any{"Provider Gateway": "public"}},
 		{"HostAggregate", "HostAggregate", "hostaggregates", "  nodeSelector: {disk: ssd}\n  availabilityZone: az1\n", nil, map[string]any{"Zone": "az1"}},
 		{"ServerGroup", "ServerGroup", "servergroups", "  policy: anti-affinity\n", nil, map[string]any{"Policy": "anti-affinity"}},
 		// Counts before any status is written: 0, or Unknown for a "<ready>/<total>" not known yet.
@@ -77,7 +80,7 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 			obj.SetName("columns")
 			path := fmt.Sprintf("/apis/kupenstack.io/v1alpha1/namespaces/%s/%s/columns", ns, tt.resource)
 			switch tt.kind {
-			case "Flavor", "HostAggregate":
+			case "Flavor", "HostAggregate", "ProviderNetwork", "ProviderSubnet":
 				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/columns"
 			case "KupenstackConfiguration": // cluster-scoped, and there is one, named kupenstack
 				obj = decodeLCM(t, tt.kind, "kupenstack", tt.spec)

@@ -51,7 +51,7 @@ func TestCheckAllocationPools(t *testing.T) {
 			for _, r := range tt.pools {
 				spec.AllocationPools = append(spec.AllocationPools, kupenstackv1.AllocationPool{Start: r.start, End: r.end})
 			}
-			err := CheckAllocationPools(spec)
+			err := CheckAllocationPools(&spec.SubnetParameters)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -68,7 +68,7 @@ func TestCheckAllocationPools(t *testing.T) {
 func TestCreateChecksPoolsBeforeNeutron(t *testing.T) {
 	sn := &kupenstackv1.Subnet{Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "fd00::/64",
 		AllocationPools: []kupenstackv1.AllocationPool{{Start: "fd00::20", End: "fd00::10"}}}}}
-	_, err := actuator{}.Create(context.Background(), generic.Scope{}, sn)
+	_, err := tenantActuator.Create(context.Background(), generic.Scope{}, sn)
 	if err == nil || !strings.Contains(err.Error(), "spec.allocationPools[0]: start must not be after end") {
 		t.Fatalf("Create = %v", err)
 	}

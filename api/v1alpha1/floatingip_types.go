@@ -6,7 +6,7 @@ import (
 
 // FloatingIPSpec is the desired Neutron floating IP.
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged FloatingIP must import an existing floating IP",fieldPath=".import",reason=FieldValueRequired
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef) || has(self.providerNetworkRef)",message="one of floatingNetworkRef or providerNetworkRef is required unless the floating IP is imported",fieldPath=".providerNetworkRef",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef) || has(self.providerNetworkRef)",message="one of floatingNetworkRef or providerNetworkRef is required unless the floating IP is imported",fieldPath=".floatingNetworkRef",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="!(has(self.floatingNetworkRef) && has(self.providerNetworkRef))",message="floatingNetworkRef and providerNetworkRef are mutually exclusive",fieldPath=".providerNetworkRef"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingNetworkRef) == has(self.floatingNetworkRef)",message="floatingNetworkRef is immutable",fieldPath=".floatingNetworkRef"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.providerNetworkRef) == has(self.providerNetworkRef)",message="providerNetworkRef is immutable",fieldPath=".providerNetworkRef"

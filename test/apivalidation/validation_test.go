@@ -253,7 +253,7 @@ func TestCreateValidation(t *testing.T) {
 		{"fip from both networks", "FloatingIP", "  providerNetworkRef: public\n  floatingNetworkRef: public\n", "floatingNetworkRef and providerNetworkRef are mutually exclusive"},
 		{"router gateway on a provider network", "Router", "  externalGateway: {providerNetworkRef: public}\n", ""},
 		{"router gateway on both", "Router", "  externalGateway: {providerNetworkRef: public, networkRef: public}\n", "exactly one of networkRef or providerNetworkRef is required"},
-		{"router gateway on none", "Router", "  externalGateway: {}\n", "exactly one of networkRef or providerNetworkRef is required"},
+
 		// ProviderNetwork and ProviderSubnet.
 		{"provider flat ok", "ProviderNetwork", "  networkType: flat\n  physicalNetwork: external\n  external: true\n", ""},
 		{"provider vlan ok", "ProviderNetwork", "  networkType: vlan\n  physicalNetwork: datacentre\n  segmentationID: 4094\n  shared: true\n  mtu: 1500\n", ""},
@@ -288,7 +288,7 @@ func TestCreateValidation(t *testing.T) {
 		// Router.
 		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
 		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
-		{"router gateway without network", "Router", "  externalGateway: {}\n", "spec.externalGateway.networkRef"},
+		{"router gateway without network", "Router", "  externalGateway: {}\n", "spec.externalGateway: Invalid value: exactly one of networkRef or providerNetworkRef is required"},
 		// Image.
 		{"image ok", "Image", "  source: {url: 'https://images.example/jammy.img', sha256: " + strings.Repeat("aB", 32) + "}\n  diskFormat: raw\n  visibility: community\n  properties: {hw_disk_bus: scsi, os_distro: ubuntu}\n", ""},
 		{"image without source", "Image", "  diskFormat: raw\n", "source is required unless the image is imported"},

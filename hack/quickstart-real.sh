@@ -12,7 +12,7 @@
 # cloud of config/samples/lcm/one-node.yaml (mariadb, rabbitmq, memcached, keystone, glance,
 # placement, nova with libvirt/QEMU, neutron with Open vSwitch's userspace datapath, horizon), the
 # cloud's admin declares the external network "public" (198.51.100.0/24 on the host's br-ex) as
-# a ProviderNetwork (config/samples/quickstart/real-admin.yaml), and
+# a ProviderNetwork (config/samples/day-one/10-external-network.yaml), and
 # the demo tenant (config/samples/quickstart/real-tenant.yaml) gets its project, image, network,
 # router, security group, key pair, floating IP and a VM that boots. Every step is idempotent: a
 # second `up` checks and resumes. A failing step is named with its log.
@@ -153,10 +153,10 @@ cloud() {
 }
 
 # external: the admin's day one: the external network as code (ProviderNetwork and ProviderSubnet,
-# config/samples/quickstart/real-admin.yaml), its gateway address on the host's br-ex
+# config/samples/day-one/10-external-network.yaml), its gateway address on the host's br-ex
 # (created by the openvswitch pod), and a rule that keeps the guests' traffic on this host.
 external() {
-  kubectl apply --server-side -f "$ROOT/config/samples/quickstart/real-admin.yaml"
+  kubectl apply --server-side -f "$ROOT/config/samples/day-one/10-external-network.yaml"
   kubectl wait --for condition=Ready --timeout 3m providernetwork/public providersubnet/public-subnet
   ip addr replace "$EXT_HOST/24" dev "$EXT_BRIDGE"
   ip link set "$EXT_BRIDGE" up

@@ -11,7 +11,8 @@
 # from its own chart (charts/kupenstack) with the life-cycle on. Then the operator deploys the whole
 # cloud of config/samples/lcm/one-node.yaml (mariadb, rabbitmq, memcached, keystone, glance,
 # placement, nova with libvirt/QEMU, neutron with Open vSwitch's userspace datapath, horizon), the
-# cloud's admin creates the external network "public" (198.51.100.0/24 on the host's br-ex), and
+# cloud's admin declares the external network "public" (198.51.100.0/24 on the host's br-ex) as
+# a ProviderNetwork (config/samples/day-one/10-external-network.yaml), and
 # the demo tenant (config/samples/quickstart/real-tenant.yaml) gets its project, image, network,
 # router, security group, key pair, floating IP and a VM that boots. Every step is idempotent: a
 # second `up` checks and resumes. A failing step is named with its log.
@@ -151,51 +152,12 @@ cloud() {
   kubectl get ksconfig,osnode,oscomp
 }
 
-# admin_cli SCRIPT: runs a shell script with the openstack CLI as the cloud's admin (the
-# clouds.yaml the life-cycle published), in a pod; its output goes to the log.
-admin_cli() {
-  local name=admin-cli-$RANDOM
-  kubectl -n "$OPERATOR_NS" apply -f - <<EOF
-apiVersion: v1
-kind: Pod
-metadata: {name: $name}
-spec:
-  restartPolicy: Never
-  securityContext: {runAsNonRoot: true, runAsUser: 42424, seccompProfile: {type: RuntimeDefault}}
-  containers:
-  - name: cli
-    image: $CLIENT_IMAGE
-    imagePullPolicy: Never
-    command: [sh, -ec]
-    args:
-    - |
-$(sed 's/^/      /' <<<"$1")
-    env: [{name: HOME, value: /tmp}, {name: OS_CLOUD, value: openstack}]
-    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-    volumeMounts: [{name: clouds, mountPath: /etc/openstack, readOnly: true}, {name: tmp, mountPath: /tmp}]
-  volumes:
-  - {name: clouds, secret: {secretName: kupenstack-cloud}}
-  - {name: tmp, emptyDir: {}}
-EOF
-  local phase=""
-  for _ in $(seq 300); do
-    phase=$(kubectl -n "$OPERATOR_NS" get pod "$name" -o jsonpath='{.status.phase}')
-    [[ $phase == Succeeded || $phase == Failed ]] && break
-    sleep 1
-  done
-  kubectl -n "$OPERATOR_NS" logs "$name"
-  kubectl -n "$OPERATOR_NS" delete pod "$name" --wait=false
-  [[ $phase == Succeeded ]]
-}
-
-# external: the admin's day one: the external network, its gateway address on the host's br-ex
+# external: the admin's day one: the external network as code (ProviderNetwork and ProviderSubnet,
+# config/samples/day-one/10-external-network.yaml), its gateway address on the host's br-ex
 # (created by the openvswitch pod), and a rule that keeps the guests' traffic on this host.
 external() {
-  admin_cli "openstack network show public >/dev/null 2>&1 ||
-  openstack network create --external --provider-network-type flat --provider-physical-network external public
-openstack subnet show public-subnet >/dev/null 2>&1 ||
-  openstack subnet create --network public --subnet-range $EXT_CIDR --gateway $EXT_HOST \
-    --allocation-pool start=198.51.100.10,end=198.51.100.250 --no-dhcp public-subnet"
+  kubectl apply --server-side -f "$ROOT/config/samples/day-one/10-external-network.yaml"
+  kubectl wait --for condition=Ready --timeout 3m providernetwork/public providersubnet/public-subnet
   ip addr replace "$EXT_HOST/24" dev "$EXT_BRIDGE"
   ip link set "$EXT_BRIDGE" up
   # The host's TCP leaves its checksums to the tap's offload, which OVS's userspace datapath

@@ -6,8 +6,10 @@ import (
 
 // FloatingIPSpec is the desired Neutron floating IP.
 // +kubebuilder:validation:XValidation:rule="!has(self.managementPolicy) || self.managementPolicy != 'unmanaged' || has(self.import)",message="an unmanaged FloatingIP must import an existing floating IP",fieldPath=".import",reason=FieldValueRequired
-// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef)",message="floatingNetworkRef is required unless the floating IP is imported",fieldPath=".floatingNetworkRef",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.import) || has(self.floatingNetworkRef) || has(self.providerNetworkRef)",message="one of floatingNetworkRef or providerNetworkRef is required unless the floating IP is imported",fieldPath=".floatingNetworkRef",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!(has(self.floatingNetworkRef) && has(self.providerNetworkRef))",message="floatingNetworkRef and providerNetworkRef are mutually exclusive",fieldPath=".providerNetworkRef"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingNetworkRef) == has(self.floatingNetworkRef)",message="floatingNetworkRef is immutable",fieldPath=".floatingNetworkRef"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.providerNetworkRef) == has(self.providerNetworkRef)",message="providerNetworkRef is immutable",fieldPath=".providerNetworkRef"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.floatingIPAddress) == has(self.floatingIPAddress)",message="floatingIPAddress is immutable",fieldPath=".floatingIPAddress"
 // +kubebuilder:validation:XValidation:rule="!has(self.fixedIPAddress) || has(self.portRef)",message="fixedIPAddress needs portRef",fieldPath=".fixedIPAddress"
 type FloatingIPSpec struct {
@@ -18,13 +20,23 @@ type FloatingIPSpec struct {
 	// +optional
 	Description string `json:"description,omitempty"`
 
-	// FloatingNetworkRef names the (external) Network object the address comes from. Immutable.
+	// FloatingNetworkRef names the Network object (one importing an external network) the address
+	// comes from. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="floatingNetworkRef is immutable"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +optional
 	FloatingNetworkRef string `json:"floatingNetworkRef,omitempty"`
+
+	// ProviderNetworkRef names the (cluster-scoped) ProviderNetwork, an external network the
+	// cloud's admin declared, the address comes from. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="providerNetworkRef is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +optional
+	ProviderNetworkRef string `json:"providerNetworkRef,omitempty"`
 
 	// FloatingIPAddress asks for a specific address. Immutable.
 	// +kubebuilder:validation:MaxLength=45

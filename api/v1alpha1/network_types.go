@@ -9,6 +9,11 @@ import (
 type NetworkSpec struct {
 	ManagedSpec `json:",inline"`
 
+	NetworkParameters `json:",inline"`
+}
+
+// NetworkParameters are the fields of a Neutron network that a Network and a ProviderNetwork share.
+type NetworkParameters struct {
 	// Name in OpenStack; defaults to the object's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255

@@ -44,14 +44,25 @@ type RouterSpec struct {
 	Tags []NeutronTag `json:"tags,omitempty"`
 }
 
-// RouterGateway names the external network of a router.
+// RouterGateway names the external network of a router: the cloud admin's ProviderNetwork, or a
+// Network object of the namespace (one that imports an external network).
+// +kubebuilder:validation:XValidation:rule="has(self.networkRef) != has(self.providerNetworkRef)",message="exactly one of networkRef or providerNetworkRef is required"
 type RouterGateway struct {
-	// NetworkRef names a Network object in the same namespace; for the cloud's shared external
-	// network, import it: a Network with import.name and managementPolicy unmanaged.
+	// NetworkRef names a Network object in the same namespace (one that imports an external
+	// network: import.name and managementPolicy unmanaged).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
-	NetworkRef string `json:"networkRef"`
+	// +optional
+	NetworkRef string `json:"networkRef,omitempty"`
+
+	// ProviderNetworkRef names a (cluster-scoped) ProviderNetwork object, an external network
+	// the cloud's admin declared.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must name a Kubernetes object: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +optional
+	ProviderNetworkRef string `json:"providerNetworkRef,omitempty"`
 }
 
 // RouterInterface attaches the router to a subnet.
@@ -108,6 +119,7 @@ type RouterStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
 // +kubebuilder:printcolumn:name="Gateway",type=string,JSONPath=`.spec.externalGateway.networkRef`
+// +kubebuilder:printcolumn:name="Provider Gateway",type=string,JSONPath=`.spec.externalGateway.providerNetworkRef`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Router struct {

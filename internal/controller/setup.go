@@ -135,6 +135,8 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		}},
 		{"network", func() error { return network.Setup(ctx, mgr, engine) }},
 		{"subnet", func() error { return subnet.Setup(ctx, mgr, engine) }},
+		{"providernetwork", func() error { return network.SetupProvider(ctx, mgr, engine) }},
+		{"providersubnet", func() error { return subnet.SetupProvider(ctx, mgr, engine) }},
 		{"securitygroup", func() error { return securitygroup.Setup(ctx, mgr, engine) }},
 		{"router", func() error { return router.Setup(ctx, mgr, engine) }},
 		{"port", func() error { return port.Setup(ctx, mgr, engine) }},

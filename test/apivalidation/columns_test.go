@@ -60,6 +60,9 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 		{"PublicImage", "PublicImage", "publicimages", "  source: {url: 'https://images.example/a.img'}\n",
 			map[string]any{"id": "0a1b", "resource": map[string]any{"status": "active", "size": int64(1024), "visibility": "public"}},
 			map[string]any{"ID": "0a1b", "Status": "active", "Size": float64(1024), "Visibility": "public"}},
+		{"ProviderNetwork", "ProviderNetwork", "providernetworks", "  networkType: flat\n  physicalNetwork: external\n  external: true\n", nil, map[string]any{"Type": "flat", "Physical": "external", "External": true}},
+		{"ProviderSubnet", "ProviderSubnet", "providersubnets", "  providerNetworkRef: public\n  cidr: 198.51.100.0/24\n", nil, map[string]any{"Network": "public", "CIDR": "198.51.100.0/24"}},
+		{"Router on a provider network", "Router", "routers", "  externalGateway: {providerNetworkRef: public}\n", nil, map[string]any{"Provider Gateway": "public"}},
 		{"HostAggregate", "HostAggregate", "hostaggregates", "  nodeSelector: {disk: ssd}\n  availabilityZone: az1\n", nil, map[string]any{"Zone": "az1"}},
 		{"ServerGroup", "ServerGroup", "servergroups", "  policy: anti-affinity\n", nil, map[string]any{"Policy": "anti-affinity"}},
 		// Counts before any status is written: 0, or Unknown for a "<ready>/<total>" not known yet.
@@ -81,7 +84,7 @@ func TestColumnsBeforeFirstReconcile(t *testing.T) {
 			obj.SetName("columns")
 			path := fmt.Sprintf("/apis/kupenstack.io/v1alpha1/namespaces/%s/%s/columns", ns, tt.resource)
 			switch tt.kind {
-			case "Flavor", "HostAggregate", "PublicImage":
+			case "Flavor", "HostAggregate", "PublicImage", "ProviderNetwork", "ProviderSubnet":
 				path = "/apis/kupenstack.io/v1alpha1/" + tt.resource + "/columns"
 			case "KupenstackConfiguration": // cluster-scoped, and there is one, named kupenstack
 				obj = decodeLCM(t, tt.kind, "kupenstack", tt.spec)

@@ -32,6 +32,8 @@ var validSpecs = map[string]string{
 	"VirtualMachine":    "  flavorRef: f\n  imageRef: i\n  networks: [{networkRef: net, fixedIP: 10.0.0.5}]\n  nodeSelector: {disk: ssd}\n  userData: {name: s, key: k}\n  powerState: running\n",
 	"ServerGroup":       "  policy: anti-affinity\n  maxServersPerHost: 2\n",
 	"HostAggregate":     "  nodeSelector: {disk: ssd}\n  availabilityZone: ssd\n",
+	"ProviderNetwork":   "  networkType: vlan\n  physicalNetwork: datacentre\n  segmentationID: 100\n  external: true\n  shared: true\n",
+	"ProviderSubnet":    "  providerNetworkRef: public\n  cidr: 198.51.100.0/24\n  enableDHCP: false\n",
 	"VirtualMachineSet": "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {flavorRef: f, imageRef: i}\n  replicas: 2\n  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: '25%'}}\n",
 	"Project":           "  namespace: " + ns + "\n",
 	"ProjectQuota":      "  namespace: " + ns + "\n  compute: {instances: 10, ramMiB: 4096}\n  network: {floatingIPs: -1}\n  volume: {gigabytes: 100}\n  resyncPeriod: 10m\n",

@@ -41,7 +41,7 @@ func TestFieldPaths(t *testing.T) {
 		{"volume without size", "Volume", "  description: d\n", "spec.sizeGiB", "sizeGiB is required"},
 		{"image without source", "Image", "  diskFormat: raw\n", "spec.source", "source is required"},
 		{"keypair without key", "KeyPair", "  type: ssh\n", "spec.publicKey", "publicKey is required"},
-		{"fip without network", "FloatingIP", "  description: d\n", "spec.floatingNetworkRef", "floatingNetworkRef is required"},
+		{"fip without network", "FloatingIP", "  description: d\n", "spec.floatingNetworkRef", "one of floatingNetworkRef or providerNetworkRef is required"},
 		{"port without network", "Port", "  description: d\n", "spec.networkRef", "networkRef is required"},
 		{"aggregate without selector", "HostAggregate", "  availabilityZone: az1\n", "spec.nodeSelector", "nodeSelector is required"},
 		{"server group without policy", "ServerGroup", "  name: g\n", "spec.policy", "policy is required"},

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 
 const ns = "validation"
 
+// clusterScoped are the cloud admin's resource kinds, which have no namespace.
+var clusterScoped = map[string]bool{"Flavor": true, "HostAggregate": true, "PublicImage": true, "ProviderNetwork": true, "ProviderSubnet": true}
+
 func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
 	t.Helper()
 	doc := "apiVersion: kupenstack.io/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: obj\n  namespace: " + ns + "\nspec:\n" + spec
@@ -30,7 +33,7 @@ func decode(t *testing.T, kind, spec string) *unstructured.Unstructured {
 	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 		t.Fatalf("test case is not YAML: %v", err)
 	}
-	if kind == "Flavor" || kind == "HostAggregate" || kind == "PublicImage" { // cluster-scoped
+	if clusterScoped[kind] {
 		obj.SetNamespace("")
 	}
 	return obj
@@ -245,7 +248,27 @@ func TestCreateValidation(t *testing.T) {
 		{"port mac upper case", "Port", "  networkRef: net\n  allowedAddressPairs: [{ipAddress: 10.0.0.1, macAddress: 'FA:16:3E:00:00:0A'}]\n", ""},
 		{"port groups without port security", "Port", "  networkRef: net\n  portSecurityEnabled: false\n  securityGroupRefs: [web]\n", "security groups need port security"},
 		{"fip ok", "FloatingIP", "  floatingNetworkRef: public\n  portRef: p\n", ""},
-		{"fip without network", "FloatingIP", "  portRef: p\n", "floatingNetworkRef is required unless the floating IP is imported"},
+		{"fip without network", "FloatingIP", "  portRef: p\n", "one of floatingNetworkRef or providerNetworkRef is required unless the floating IP is imported"},
+		{"fip from a provider network", "FloatingIP", "  providerNetworkRef: public\n", ""},
+		{"fip from both networks", "FloatingIP", "  providerNetworkRef: public\n  floatingNetworkRef: public\n", "floatingNetworkRef and providerNetworkRef are mutually exclusive"},
+		{"router gateway on a provider network", "Router", "  externalGateway: {providerNetworkRef: public}\n", ""},
+		{"router gateway on both", "Router", "  externalGateway: {providerNetworkRef: public, networkRef: public}\n", "exactly one of networkRef or providerNetworkRef is required"},
+
+		// ProviderNetwork and ProviderSubnet.
+		{"provider flat ok", "ProviderNetwork", "  networkType: flat\n  physicalNetwork: external\n  external: true\n", ""},
+		{"provider vlan ok", "ProviderNetwork", "  networkType: vlan\n  physicalNetwork: datacentre\n  segmentationID: 4094\n  shared: true\n  mtu: 1500\n", ""},
+		{"provider vxlan ok", "ProviderNetwork", "  networkType: vxlan\n  segmentationID: 16777215\n", ""},
+		{"provider without type", "ProviderNetwork", "  external: true\n", "networkType is required unless the network is imported"},
+		{"provider flat without physical", "ProviderNetwork", "  networkType: flat\n", "flat and vlan networks need a physicalNetwork"},
+		{"provider vxlan with physical", "ProviderNetwork", "  networkType: vxlan\n  physicalNetwork: x\n", "physicalNetwork applies to flat and vlan networks only"},
+		{"provider flat with segment", "ProviderNetwork", "  networkType: flat\n  physicalNetwork: x\n  segmentationID: 5\n", "segmentationID applies to vlan, vxlan, geneve and gre networks only"},
+		{"provider vlan 4095", "ProviderNetwork", "  networkType: vlan\n  physicalNetwork: x\n  segmentationID: 4095\n", "a VLAN ID is 1 to 4094"},
+		{"provider bad type", "ProviderNetwork", "  networkType: ovn\n", "spec.networkType"},
+		{"provider imported", "ProviderNetwork", "  managementPolicy: unmanaged\n  import: {name: public}\n", ""},
+		{"provider subnet ok", "ProviderSubnet", "  providerNetworkRef: public\n  cidr: 198.51.100.0/24\n  gatewayIP: 198.51.100.1\n  enableDHCP: false\n  allocationPools: [{start: 198.51.100.10, end: 198.51.100.250}]\n", ""},
+		{"provider subnet without network", "ProviderSubnet", "  cidr: 198.51.100.0/24\n", "providerNetworkRef is required unless the subnet is imported"},
+		{"provider subnet without cidr", "ProviderSubnet", "  providerNetworkRef: public\n", "cidr is required unless the subnet is imported"},
+		{"provider subnet gateway outside", "ProviderSubnet", "  providerNetworkRef: public\n  cidr: 198.51.100.0/24\n  gatewayIP: 203.0.113.1\n", "gatewayIP must be inside the cidr"},
 		{"fip fixed ip without port", "FloatingIP", "  floatingNetworkRef: public\n  fixedIPAddress: 10.0.0.5\n", "fixedIPAddress needs portRef"},
 		{"fip bad address", "FloatingIP", "  floatingNetworkRef: public\n  floatingIPAddress: somewhere\n", "floatingIPAddress must be an IP address"},
 		// Flavor.
@@ -265,7 +288,7 @@ func TestCreateValidation(t *testing.T) {
 		// Router.
 		{"router ok", "Router", "  externalGateway: {networkRef: public}\n  interfaces: [{subnetRef: a}, {subnetRef: b}]\n", ""},
 		{"router duplicate interface", "Router", "  interfaces: [{subnetRef: a}, {subnetRef: a}]\n", "Duplicate value"},
-		{"router gateway without network", "Router", "  externalGateway: {}\n", "spec.externalGateway.networkRef"},
+		{"router gateway without network", "Router", "  externalGateway: {}\n", "spec.externalGateway: Invalid value: exactly one of networkRef or providerNetworkRef is required"},
 		// Image.
 		{"image ok", "Image", "  source: {url: 'https://images.example/jammy.img', sha256: " + strings.Repeat("aB", 32) + "}\n  diskFormat: raw\n  visibility: community\n  properties: {hw_disk_bus: scsi, os_distro: ubuntu}\n", ""},
 		{"image without source", "Image", "  diskFormat: raw\n", "source is required unless the image is imported"},

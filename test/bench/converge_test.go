@@ -162,7 +162,7 @@ func operatorObjects(ns, flavor string) []client.Object {
 	om := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	objs := []client.Object{
 		&kupenstackv1.Network{ObjectMeta: om("net")},
-		&kupenstackv1.Subnet{ObjectMeta: om("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: cidr}},
+		&kupenstackv1.Subnet{ObjectMeta: om("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: cidr}}},
 		&kupenstackv1.SecurityGroup{ObjectMeta: om("sg")},
 		&kupenstackv1.KeyPair{ObjectMeta: om("key"), Spec: kupenstackv1.KeyPairSpec{PublicKey: publicKey}},
 	}

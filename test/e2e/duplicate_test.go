@@ -30,7 +30,8 @@ func TestDuplicateServerOfAVMIsDeleted(t *testing.T) {
 	flavor := vmFlavor(t, ns+"-nano")
 	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
 	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
-		NetworkRef: "net", CIDR: fmt.Sprintf("10.63.%d.0/24", cidrCounter.Add(1)%250)}}
+		NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: fmt.Sprintf("10.63.%d.0/24", cidrCounter.Add(1)%250)},
+	}}
 	vm := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "web"), Spec: kupenstackv1.VirtualMachineSpec{
 		FlavorRef: flavor.Name, ImageRef: "tiny", Networks: []kupenstackv1.VirtualMachineNIC{{NetworkRef: "net"}}}}
 	img := publicImage(ns)
@@ -122,7 +123,8 @@ func TestDeletedPortTakesItsLateDuplicate(t *testing.T) {
 	ns := newNamespace(t)
 	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
 	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
-		NetworkRef: "net", CIDR: fmt.Sprintf("10.65.%d.0/24", cidrCounter.Add(1)%250)}}
+		NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: fmt.Sprintf("10.65.%d.0/24", cidrCounter.Add(1)%250)},
+	}}
 	port := &kupenstackv1.Port{ObjectMeta: objMeta(ns, "p"), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
 	create(t, net, sub)
 	waitReady(t, sub)

@@ -97,7 +97,8 @@ func privateNetwork(ns string) []client.Object {
 // privateSubnet is a network with a subnet (a Port without fixedIPs waits for one).
 func privateSubnet(ns string) []client.Object {
 	return append(privateNetwork(ns), &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
-		NetworkRef: "net", CIDR: fmt.Sprintf("10.62.%d.0/24", cidrCounter.Add(1)%250)}})
+		NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: fmt.Sprintf("10.62.%d.0/24", cidrCounter.Add(1)%250)},
+	}})
 }
 
 // ids collects the IDs of one page-listed resource type.
@@ -178,7 +179,8 @@ var kindCases = []kindCase{
 		func(ns, name string) generic.Object { return &kupenstackv1.Network{ObjectMeta: objMeta(ns, name)} }),
 	neutronKind("Subnet", "subnets", privateNetwork, func(ns, name string) generic.Object {
 		return &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, name), Spec: kupenstackv1.SubnetSpec{
-			NetworkRef: "net", CIDR: fmt.Sprintf("10.61.%d.0/24", cidrCounter.Add(1)%250)}}
+			NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: fmt.Sprintf("10.61.%d.0/24", cidrCounter.Add(1)%250)},
+		}}
 	}),
 	neutronKind("Router", "routers", nil,
 		func(ns, name string) generic.Object { return &kupenstackv1.Router{ObjectMeta: objMeta(ns, name)} }),

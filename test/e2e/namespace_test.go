@@ -36,7 +36,7 @@ func TestNamespaceDeletionRemovesEverything(t *testing.T) {
 	ns := newNamespace(t)
 	net := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: ns}}
 	sub := &kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "sub", Namespace: ns},
-		Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.40.0.0/24"}}
+		Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.40.0.0/24"}}}
 	for _, o := range []client.Object{net, sub} {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)

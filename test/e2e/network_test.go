@@ -44,9 +44,11 @@ func TestNetworkLifecycle(t *testing.T) {
 	netObj := &kupenstackv1.Network{
 		ObjectMeta: metav1.ObjectMeta{Name: "private", Namespace: ns},
 		Spec: kupenstackv1.NetworkSpec{
-			Description: "first",
-			MTU:         &mtu1400,
-			Tags:        []kupenstackv1.NeutronTag{"team-a"},
+			NetworkParameters: kupenstackv1.NetworkParameters{
+				Description: "first",
+				MTU:         &mtu1400,
+				Tags:        []kupenstackv1.NeutronTag{"team-a"},
+			},
 		},
 	}
 	netObj.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second} // fast drift repair for the test
@@ -176,7 +178,9 @@ func TestNetworkImportUnmanaged(t *testing.T) {
 				ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged,
 				Import:           &kupenstackv1.ImportSpec{Name: "legacy"},
 			},
-			Description: "the operator must not write this",
+			NetworkParameters: kupenstackv1.NetworkParameters{
+				Description: "the operator must not write this",
+			},
 		},
 	}
 	if err := env.Client.Create(ctx, imported); err != nil {

@@ -34,7 +34,7 @@ func TestPortWaitsForASubnet(t *testing.T) {
 	if port.Status.ID != "" {
 		t.Fatalf("port created before the subnet: %s", port.Status.ID)
 	}
-	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.88.0.0/24"}}
+	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.88.0.0/24"}}}
 	create(t, sub)
 	waitReady(t, port)
 	if r := port.Status.Resource; r == nil || len(r.FixedIPs) != 1 {

@@ -27,7 +27,7 @@ func TestPortUpdates(t *testing.T) {
 	ns := newNamespace(t)
 	deps := []client.Object{
 		&kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: ns}},
-		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "sub", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.50.0.0/24"}},
+		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "sub", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.50.0.0/24"}}},
 		&kupenstackv1.SecurityGroup{ObjectMeta: metav1.ObjectMeta{Name: "sg1", Namespace: ns}},
 		&kupenstackv1.SecurityGroup{ObjectMeta: metav1.ObjectMeta{Name: "sg2", Namespace: ns}},
 	}

@@ -67,7 +67,7 @@ func TestVirtualMachineResize(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), zero) })
 	medium := importFlavor(t, ns+"-medium", "m1.medium") // 40 GiB
 	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
-	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.78.0.0/24"}}
+	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.78.0.0/24"}}}
 	port := &kupenstackv1.Port{ObjectMeta: objMeta(ns, "p"), Spec: kupenstackv1.PortSpec{NetworkRef: "net"}}
 	vol := &kupenstackv1.Volume{ObjectMeta: objMeta(ns, "data"), Spec: kupenstackv1.VolumeSpec{SizeGiB: 1}}
 	vm := &kupenstackv1.VirtualMachine{ObjectMeta: objMeta(ns, "vm"), Spec: kupenstackv1.VirtualMachineSpec{

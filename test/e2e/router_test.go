@@ -30,8 +30,8 @@ func TestRouterInterfacesAndGateway(t *testing.T) {
 		&kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "public", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{
 			ManagedSpec: kupenstackv1.ManagedSpec{ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: "public"}}}},
 		&kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: ns}},
-		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.30.1.0/24"}},
-		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.30.2.0/24"}},
+		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.30.1.0/24"}}},
+		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.30.2.0/24"}}},
 	}
 	router := &kupenstackv1.Router{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}, Spec: kupenstackv1.RouterSpec{
 		ExternalGateway: &kupenstackv1.RouterGateway{NetworkRef: "public"},

@@ -30,11 +30,13 @@ func TestSubnetDependsOnNetwork(t *testing.T) {
 	sub := &kupenstackv1.Subnet{
 		ObjectMeta: metav1.ObjectMeta{Name: "private-v4", Namespace: ns},
 		Spec: kupenstackv1.SubnetSpec{
-			NetworkRef:      "private",
-			CIDR:            "10.20.0.0/24",
-			GatewayIP:       "10.20.0.1",
-			DNSNameservers:  []string{"192.0.2.53"},
-			AllocationPools: []kupenstackv1.AllocationPool{{Start: "10.20.0.10", End: "10.20.0.200"}},
+			NetworkRef: "private",
+			SubnetParameters: kupenstackv1.SubnetParameters{
+				CIDR:            "10.20.0.0/24",
+				GatewayIP:       "10.20.0.1",
+				DNSNameservers:  []string{"192.0.2.53"},
+				AllocationPools: []kupenstackv1.AllocationPool{{Start: "10.20.0.10", End: "10.20.0.200"}},
+			},
 		},
 	}
 	if err := env.Client.Create(ctx, sub); err != nil {

@@ -38,7 +38,8 @@ func TestVMWaitsForTheSubnetOfItsNetwork(t *testing.T) {
 		return nil
 	})
 	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "net-v4"), Spec: kupenstackv1.SubnetSpec{
-		NetworkRef: "net", CIDR: fmt.Sprintf("10.64.%d.0/24", cidrCounter.Add(1)%250)}}
+		NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: fmt.Sprintf("10.64.%d.0/24", cidrCounter.Add(1)%250)},
+	}}
 	create(t, sub)
 	waitReady(t, vm)
 	id := vm.Status.ID

@@ -87,7 +87,7 @@ func TestVirtualMachineLifecycle(t *testing.T) {
 	img := &kupenstackv1.Image{ObjectMeta: objMeta(ns, "tiny"), Spec: kupenstackv1.ImageSpec{ImageContent: kupenstackv1.ImageContent{
 		Source: &kupenstackv1.ImageSource{URL: imageServer(t, payload), SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}, DiskFormat: "raw"}}}
 	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}
-	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}}
+	sub := &kupenstackv1.Subnet{ObjectMeta: objMeta(ns, "sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.77.0.0/24"}}}
 	sg := &kupenstackv1.SecurityGroup{ObjectMeta: objMeta(ns, "web")}
 	kp := &kupenstackv1.KeyPair{ObjectMeta: objMeta(ns, "key"), Spec: kupenstackv1.KeyPairSpec{
 		PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGDRGOgCgV1Yx4Zy1a1fGqTXVN+5NqbN2GLhHEakrXzA e2e"}}

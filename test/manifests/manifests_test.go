@@ -130,6 +130,12 @@ func TestSamples(t *testing.T) {
 		t.Fatalf("no life-cycle samples found (%v)", err)
 	}
 	files = append(files, lcm...)
+	// The cloud admin's day one (e2e TestDayOne applies them to the all-in-one).
+	dayOne, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "day-one", "*.yaml"))
+	if err != nil || len(dayOne) < 3 {
+		t.Fatalf("no day-one samples found (%v)", err)
+	}
+	files = append(files, dayOne...)
 	// Their profiles' namespace, which config/default creates.
 	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kupenstack-system"}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
@@ -173,7 +179,9 @@ func TestDocsExamples(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no docs found (%v)", err)
 	}
-	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}); err != nil {
+	// (TestSamples may have made it, and its quota: the day-one tenant is team-a too; hence
+	// the forced dry-run apply below.)
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	examples := 0
@@ -188,7 +196,7 @@ func TestDocsExamples(t *testing.T) {
 				t.Fatalf("%s example %d is not YAML: %v", filepath.Base(f), i+1, err)
 			}
 			//nolint:staticcheck // client.Apply with an unstructured object is the plain SSA patch.
-			if err := env.Client.Patch(env.Ctx, obj, client.Apply, client.FieldOwner("docs-test"), client.DryRunAll); err != nil {
+			if err := env.Client.Patch(env.Ctx, obj, client.Apply, client.FieldOwner("docs-test"), client.ForceOwnership, client.DryRunAll); err != nil {
 				t.Errorf("%s example %d (%s %s) rejected: %v", filepath.Base(f), i+1, obj.GetKind(), obj.GetName(), err)
 			}
 			examples++

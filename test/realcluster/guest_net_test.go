@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,20 +49,24 @@ const (
 	externalHostAddr = externalGateway + "/24"
 )
 
-// createExternalNetwork creates the admin's external network (the same shape as the all-in-one's,
-// hack/openstack-aio/bootstrap.py) and puts the gateway address on the host's br-ex; the address
-// goes away with the test (and the bridge with the openvswitch pod).
-func createExternalNetwork(ctx context.Context, t *testing.T, c *cluster) {
-	t.Helper()
-	if out, err := openstackShell(ctx, t, c, "external-network", `
-openstack network show `+externalNetwork+` >/dev/null 2>&1 ||
-  openstack network create --external --provider-network-type flat --provider-physical-network external `+externalNetwork+`
-openstack subnet show `+externalNetwork+`-subnet >/dev/null 2>&1 ||
-  openstack subnet create --network `+externalNetwork+` --subnet-range `+externalCIDR+` --gateway `+externalGateway+` \
-    --allocation-pool start=198.51.100.10,end=198.51.100.250 --no-dhcp `+externalNetwork+`-subnet
-openstack network show `+externalNetwork+` -f value -c router:external`); err != nil || !strings.HasSuffix(out, "True") {
-		t.Fatalf("the external network: %q %v", out, err)
+// adminNetworking is the cloud admin's external network as code: a flat network on the
+// physical network "external" (br-ex) and its subnet, without DHCP, the same shape as the
+// all-in-one's (hack/openstack-aio/bootstrap.py).
+func adminNetworking() []client.Object {
+	return []client.Object{
+		&kupenstackv1.ProviderNetwork{ObjectMeta: metav1.ObjectMeta{Name: externalNetwork}, Spec: kupenstackv1.ProviderNetworkSpec{
+			NetworkType: "flat", PhysicalNetwork: "external", External: true}},
+		&kupenstackv1.ProviderSubnet{ObjectMeta: metav1.ObjectMeta{Name: externalNetwork + "-subnet"}, Spec: kupenstackv1.ProviderSubnetSpec{
+			ProviderNetworkRef: externalNetwork,
+			SubnetParameters: kupenstackv1.SubnetParameters{CIDR: externalCIDR, GatewayIP: externalGateway, EnableDHCP: ptr.To(false),
+				AllocationPools: []kupenstackv1.AllocationPool{{Start: "198.51.100.10", End: "198.51.100.250"}}}}},
 	}
+}
+
+// hostOnExternalNetwork puts the external subnet's gateway address on the host's br-ex; the
+// address goes away with the test (and the bridge with the openvswitch pod).
+func hostOnExternalNetwork(t *testing.T) {
+	t.Helper()
 	if out, err := exec.Command("ip", "addr", "replace", externalHostAddr, "dev", externalBridge).CombinedOutput(); err != nil {
 		t.Fatalf("ip addr replace %s dev %s: %v: %s", externalHostAddr, externalBridge, err, out)
 	}

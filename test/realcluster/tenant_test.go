@@ -48,7 +48,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		t.Fatal(err)
 	}
 	serveFiles(ctx, t, c, "images", dir, "/guest.raw")
-	createExternalNetwork(ctx, t, c)
+	hostOnExternalNetwork(t)
 	authorizedKey, signer := guestKey(t)
 
 	ns := tenantNamespace
@@ -62,12 +62,10 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 			Source: &kupenstackv1.ImageSource{URL: "http://images." + chartsNamespace + ".svc.cluster.local/guest.raw",
 				SHA256: fmt.Sprintf("%x", sha256.Sum256(payload))}}}},
 		&kupenstackv1.Network{ObjectMeta: inNS("net")},
-		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "10.77.0.0/24"}},
-		// The admin's external network, as tenants see it: imported, never changed by them.
-		&kupenstackv1.Network{ObjectMeta: inNS(externalNetwork), Spec: kupenstackv1.NetworkSpec{ManagedSpec: kupenstackv1.ManagedSpec{
-			ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: externalNetwork}}}},
+		&kupenstackv1.Subnet{ObjectMeta: inNS("sub"), Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.77.0.0/24"}}},
+		// The tenant refers to the admin's external network (adminNetworking) by name.
 		&kupenstackv1.Router{ObjectMeta: inNS("router"), Spec: kupenstackv1.RouterSpec{
-			ExternalGateway: &kupenstackv1.RouterGateway{NetworkRef: externalNetwork},
+			ExternalGateway: &kupenstackv1.RouterGateway{ProviderNetworkRef: externalNetwork},
 			Interfaces:      []kupenstackv1.RouterInterface{{SubnetRef: "sub"}}}},
 		// Egress (DHCP, metadata) and the web page; SSH is added later, to see it blocked first.
 		// Its own drift check every 15s repairs the rule added out of band (ruleDriftRepaired).
@@ -79,7 +77,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 				{Direction: "ingress", Ethertype: "IPv4", Protocol: "icmp"},
 			}}},
 		&kupenstackv1.Port{ObjectMeta: inNS("vm-port"), Spec: kupenstackv1.PortSpec{NetworkRef: "net", SecurityGroupRefs: []string{"web"}}},
-		&kupenstackv1.FloatingIP{ObjectMeta: inNS("vm-ip"), Spec: kupenstackv1.FloatingIPSpec{FloatingNetworkRef: externalNetwork, PortRef: "vm-port"}},
+		&kupenstackv1.FloatingIP{ObjectMeta: inNS("vm-ip"), Spec: kupenstackv1.FloatingIPSpec{ProviderNetworkRef: externalNetwork, PortRef: "vm-port"}},
 		&kupenstackv1.KeyPair{ObjectMeta: inNS("key"), Spec: kupenstackv1.KeyPairSpec{PublicKey: authorizedKey}},
 		&corev1.Secret{ObjectMeta: inNS("user-data"), StringData: map[string]string{"script": "#!/bin/sh\n" +
 			"echo \"user data ran on $(hostname)\" | tee /root/user-data-ran\n"}},
@@ -90,7 +88,8 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		Networks:      []kupenstackv1.VirtualMachineNIC{{PortRef: "vm-port"}},
 		RestartPolicy: kupenstackv1.RestartPolicyAlways,
 	}}
-	for _, o := range append(objects, vm) {
+	admin := adminNetworking()
+	for _, o := range slices.Concat(admin, objects, []client.Object{vm}) {
 		if err := cl.Create(ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
@@ -110,7 +109,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		return r != nil && r.Status == "ACTIVE" && len(r.Addresses) > 0 &&
 			meta.IsStatusConditionTrue(vm.Status.Conditions, kupenstackv1.ConditionReady), nil
 	}); err != nil {
-		for _, o := range objects[1:] {
+		for _, o := range slices.Concat(admin, objects[1:]) {
 			_ = cl.Get(ctx, client.ObjectKeyFromObject(o), o)
 			t.Logf("%T %s: %s", o, o.GetName(), conditionsOf(o))
 		}
@@ -162,6 +161,24 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	t.Logf("tenant: namespace deleted with its project: %s", time.Since(start).Round(time.Second))
 	if err := cl.Delete(ctx, flavor); err != nil {
 		t.Fatal(err)
+	}
+	// With no tenant left on it, the admin's external network goes too, from Neutron as well.
+	networkID := admin[0].(*kupenstackv1.ProviderNetwork)
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(networkID), networkID); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range admin {
+		if err := cl.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(networkID), &kupenstackv1.ProviderNetwork{})), nil
+	}); err != nil {
+		t.Errorf("ProviderNetwork %s not deleted: %s", externalNetwork, conditionsOf(networkID))
+	}
+	if _, err := openstackCLI(ctx, t, c, "network-show", "network", "show", networkID.Status.ID); err == nil {
+		t.Errorf("network %s still in neutron after its ProviderNetwork was deleted", networkID.Status.ID)
 	}
 	if _, err := openstackCLI(ctx, t, c, "project-show", "project", "show", project.Status.ID); err == nil {
 		t.Errorf("project %s still in keystone after its namespace was deleted", project.Status.ID)

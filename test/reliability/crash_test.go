@@ -108,7 +108,7 @@ func objectsFor(ns string, n int) []generic.Object {
 	out := []generic.Object{
 		&kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}},
 		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared-v4"},
-			Spec: kupenstackv1.SubnetSpec{NetworkRef: "shared", CIDR: "10.99.0.0/22"}},
+			Spec: kupenstackv1.SubnetSpec{NetworkRef: "shared", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.99.0.0/22"}}},
 	}
 	for i := range n {
 		meta := metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("o-%d", i)}

@@ -58,7 +58,7 @@ func faultObjects(ns, prefix string, k int) []generic.Object {
 	return []generic.Object{
 		&kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: prefix + "-net"}},
 		&kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: prefix + "-sub"},
-			Spec: kupenstackv1.SubnetSpec{NetworkRef: prefix + "-net", CIDR: fmt.Sprintf("10.96.%d.0/24", k)}},
+			Spec: kupenstackv1.SubnetSpec{NetworkRef: prefix + "-net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: fmt.Sprintf("10.96.%d.0/24", k)}}},
 		&kupenstackv1.KeyPair{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: prefix + "-key"},
 			Spec: kupenstackv1.KeyPairSpec{PublicKey: publicKey}},
 	}

@@ -285,7 +285,7 @@ func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 // before it reaches a cluster.
 func TestTenantRolesNameOnlyTenantKinds(t *testing.T) {
 	adminKinds := []string{"projects", "projectquotas", "openstacknodes", "openstackcomponents", "kupenstackconfigurations",
-		"openstackcloudconfigurationprofiles", "flavors", "hostaggregates", "publicimages"}
+		"openstackcloudconfigurationprofiles", "flavors", "hostaggregates", "publicimages", "providernetworks", "providersubnets"}
 	for _, dir := range []string{filepath.Join("config", "rbac"), filepath.Join("charts", "kupenstack", "files")} {
 		for _, f := range []string{"tenant_view_role.yaml", "tenant_edit_role.yaml"} {
 			b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), dir, f))

@@ -33,11 +33,22 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 			{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
 				return nonEmpty(f.Spec.FloatingNetworkRef)
 			}},
+			{Kind: "ProviderNetwork", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
+				Names: func(f *kupenstackv1.FloatingIP) []string { return nonEmpty(f.Spec.ProviderNetworkRef) }},
 			{Kind: "Port", New: func() generic.Object { return &kupenstackv1.Port{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
 				return nonEmpty(f.Spec.PortRef)
 			}},
 		},
 	})
+}
+
+// floatingNetworkID is the ID of the network the address comes from: the ProviderNetwork's or the
+// Network's it names ("" while references are not resolved, as when deleting).
+func floatingNetworkID(s generic.Scope, f *kupenstackv1.FloatingIP) string {
+	if f.Spec.ProviderNetworkRef != "" {
+		return s.DependencyID("ProviderNetwork", f.Spec.ProviderNetworkRef)
+	}
+	return s.DependencyID("Network", f.Spec.FloatingNetworkRef)
 }
 
 func nonEmpty(name string) []string {
@@ -98,7 +109,7 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, f *kupenstackv
 		return first(found), err
 	}
 	// Deleting, the engine resolves no references: then any floating network of the project.
-	netID := s.DependencyID("Network", f.Spec.FloatingNetworkRef)
+	netID := floatingNetworkID(s, f)
 	if found, err = a.list(ctx, s, floatingips.ListOpts{FloatingNetworkID: netID, FloatingIP: f.Spec.FloatingIPAddress}); err != nil {
 		return nil, err
 	}
@@ -134,7 +145,7 @@ func (actuator) Create(ctx context.Context, s generic.Scope, f *kupenstackv1.Flo
 	// The association follows in Update, so that a port that cannot be reached yet (no router)
 	// never costs the allocated address.
 	return floatingips.Create(ctx, sc, floatingips.CreateOpts{
-		FloatingNetworkID: s.DependencyID("Network", f.Spec.FloatingNetworkRef),
+		FloatingNetworkID: floatingNetworkID(s, f),
 		FloatingIP:        f.Spec.FloatingIPAddress,
 		Description:       f.Spec.Description,
 	}).Extract()

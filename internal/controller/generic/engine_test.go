@@ -289,7 +289,7 @@ func TestRejectedCreateIsDegradedThenRecovers(t *testing.T) {
 	// meets the same quota, as it would in OpenStack, instead of taking a one-shot fault's place.
 	cloud.block("create", gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusConflict, Body: []byte("Quota exceeded for resources: ['network']")})
 	defer cloud.block("create", nil)
-	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "quota", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{Description: "a"}}
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "quota", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{NetworkParameters: kupenstackv1.NetworkParameters{Description: "a"}}}
 	if err := env.Client.Create(env.Ctx, n); err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,9 @@ func TestUnmanagedImportNeverWrites(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: ns},
 		Spec: kupenstackv1.NetworkSpec{
 			ManagedSpec: kupenstackv1.ManagedSpec{ManagementPolicy: kupenstackv1.ManagementPolicyUnmanaged, Import: &kupenstackv1.ImportSpec{Name: "legacy"}},
-			Description: "different",
+			NetworkParameters: kupenstackv1.NetworkParameters{
+				Description: "different",
+			},
 		},
 	}
 	if err := env.Client.Create(env.Ctx, n); err != nil {
@@ -477,7 +479,7 @@ func TestDeletionThatMustWait(t *testing.T) {
 // failure (Degraded), which is not retried until the spec changes, and records its own Events.
 func TestActuatorReasons(t *testing.T) {
 	ns := readyNamespace(t)
-	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "reasons", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{Description: "a"}}
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "reasons", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{NetworkParameters: kupenstackv1.NetworkParameters{Description: "a"}}}
 	if err := env.Client.Create(env.Ctx, n); err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestDriftCheckCostsOneListPerProject(t *testing.T) {
 	for i := range objects {
 		s := &kupenstackv1.Subnet{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", i), Namespace: ns},
-			Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", CIDR: "10.0.0.0/24"},
+			Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.0.0.0/24"}},
 		}
 		if err := env.Client.Create(env.Ctx, s); err != nil {
 			t.Fatal(err)
@@ -211,7 +211,7 @@ func TestDriftCheckDeletesDuplicates(t *testing.T) {
 	ns := readyNamespace(t)
 	s := &kupenstackv1.Subnet{
 		ObjectMeta: metav1.ObjectMeta{Name: "dup", Namespace: ns},
-		Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", CIDR: "10.0.0.0/24"},
+		Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.0.0.0/24"}},
 	}
 	if err := env.Client.Create(env.Ctx, s); err != nil {
 		t.Fatal(err)

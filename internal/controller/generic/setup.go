@@ -204,7 +204,7 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 			var names []string
 			_ = meta.EachListItem(list, func(o runtime.Object) error {
 				ref := o.(client.Object)
-				if dep.ClusterScoped { // the users are in any namespace: say which
+				if dep.ClusterScoped && ref.GetNamespace() != "" { // the users are in any namespace: say which
 					names = append(names, kind.Name+"/"+ref.GetNamespace()+"/"+ref.GetName())
 				} else {
 					names = append(names, kind.Name+"/"+ref.GetName())

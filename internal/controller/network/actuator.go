@@ -1,4 +1,7 @@
-// Package network maps the Network kind to Neutron networks.
+// Package network maps the Network kind (a tenant's network in its namespace's project) and the
+// ProviderNetwork kind (the cloud admin's provider network, cluster-scoped) to Neutron networks.
+// Both are the same Neutron resource; the provider kind adds its segment and the external and
+// shared flags (providernetwork.go).
 package network
 
 import (
@@ -9,6 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/provider"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,10 +32,19 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Network, osNetwork]{
 		Name:       "Network",
 		Controller: "network",
-		Actuator:   actuator{neutron.Resource[*kupenstackv1.Network, osNetwork]{API: api, NameOf: name}},
+		Actuator:   tenantActuator,
 		New:        func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.NetworkList{} },
 	})
+}
+
+var tenantActuator = actuator[*kupenstackv1.Network]{
+	Resource: neutron.Resource[*kupenstackv1.Network, osNetwork]{API: api, NameOf: name},
+	params:   func(n *kupenstackv1.Network) *kupenstackv1.NetworkParameters { return &n.Spec.NetworkParameters },
+	observe: func(n *kupenstackv1.Network, res *osNetwork) {
+		st := resourceStatus(res)
+		n.Status.Resource = &st
+	},
 }
 
 // osNetwork is a Neutron network with the extension fields KupenStack manages.
@@ -40,6 +53,7 @@ type osNetwork struct {
 	mtu.NetworkMTUExt
 	portsecurity.PortSecurityExt
 	external.NetworkExternalExt
+	provider.NetworkProviderExt
 }
 
 // api are Neutron's network calls, with the extension fields.
@@ -65,64 +79,117 @@ var api = neutron.API[osNetwork]{
 	NameOf:    func(r *osNetwork) string { return r.Name },
 }
 
-type actuator struct {
-	neutron.Resource[*kupenstackv1.Network, osNetwork]
+// actuator maps one network kind: params are the fields both kinds share, segment the provider
+// kind's own (nil for a tenant's Network), observe writes the kind's status.
+type actuator[O generic.Object] struct {
+	neutron.Resource[O, osNetwork]
+	params  func(O) *kupenstackv1.NetworkParameters
+	segment func(O) *kupenstackv1.ProviderNetworkSpec
+	observe func(O, *osNetwork)
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Network, osNetwork] = actuator{}
-	_ generic.Lister[*kupenstackv1.Network, osNetwork]   = actuator{}
+	_ generic.Actuator[*kupenstackv1.Network, osNetwork]         = actuator[*kupenstackv1.Network]{}
+	_ generic.Lister[*kupenstackv1.Network, osNetwork]           = actuator[*kupenstackv1.Network]{}
+	_ generic.Actuator[*kupenstackv1.ProviderNetwork, osNetwork] = actuator[*kupenstackv1.ProviderNetwork]{}
+	_ generic.Lister[*kupenstackv1.ProviderNetwork, osNetwork]   = actuator[*kupenstackv1.ProviderNetwork]{}
 )
 
 func name(n *kupenstackv1.Network) string { return generic.Name(n, n.Spec.Name) }
 
-func (actuator) Create(ctx context.Context, s generic.Scope, n *kupenstackv1.Network) (*osNetwork, error) {
+// provider is obj's ProviderNetwork spec, nil for a tenant's Network.
+func (a actuator[O]) provider(obj O) *kupenstackv1.ProviderNetworkSpec {
+	if a.segment == nil {
+		return nil
+	}
+	return a.segment(obj)
+}
+
+func (a actuator[O]) Create(ctx context.Context, s generic.Scope, obj O) (*osNetwork, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	var opts networks.CreateOptsBuilder = networks.CreateOpts{
-		Name:         name(n),
-		Description:  n.Spec.Description,
-		AdminStateUp: n.Spec.AdminStateUp,
+	p := a.params(obj)
+	create := networks.CreateOpts{
+		Name:         a.NameOf(obj),
+		Description:  p.Description,
+		AdminStateUp: p.AdminStateUp,
 	}
-	if n.Spec.MTU != nil {
-		opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *n.Spec.MTU}
+	var opts networks.CreateOptsBuilder = create
+	if pv := a.provider(obj); pv != nil {
+		create.Shared = &pv.Shared
+		opts = external.CreateOptsExt{CreateOptsBuilder: segmentOpts{create, pv}, External: &pv.External}
 	}
-	if n.Spec.PortSecurityEnabled != nil {
-		opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: n.Spec.PortSecurityEnabled}
+	if p.MTU != nil {
+		opts = mtu.CreateOptsExt{CreateOptsBuilder: opts, MTU: *p.MTU}
+	}
+	if p.PortSecurityEnabled != nil {
+		opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: p.PortSecurityEnabled}
 	}
 	var created osNetwork
 	// Tags (the owner tag included) follow in Update: Zed's Neutron takes none on create.
 	return &created, networks.Create(ctx, sc, opts).ExtractInto(&created)
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, n *kupenstackv1.Network, cur *osNetwork) (*osNetwork, bool, error) {
+// segmentOpts adds the provider attributes of one segment to a network's create body.
+// gophercloud's provider.CreateOptsExt sends them as a "segments" list, which needs the
+// multi-provider extension; the single-segment attributes work with every ML2 driver.
+type segmentOpts struct {
+	networks.CreateOptsBuilder
+	spec *kupenstackv1.ProviderNetworkSpec
+}
+
+func (o segmentOpts) ToNetworkCreateMap() (map[string]any, error) {
+	body, err := o.CreateOptsBuilder.ToNetworkCreateMap()
+	if err != nil {
+		return nil, err
+	}
+	n := body["network"].(map[string]any)
+	n["provider:network_type"] = o.spec.NetworkType
+	if o.spec.PhysicalNetwork != "" {
+		n["provider:physical_network"] = o.spec.PhysicalNetwork
+	}
+	if o.spec.SegmentationID != nil {
+		n["provider:segmentation_id"] = *o.spec.SegmentationID
+	}
+	return body, nil
+}
+
+func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *osNetwork) (*osNetwork, bool, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, false, err
 	}
-	tagged, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(n, n.Spec.Tags), cur.Tags)
+	p := a.params(obj)
+	tagged, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
 	if err != nil {
 		return cur, false, err
 	}
 	upd := networks.UpdateOpts{}
 	dirty := false
-	if want := name(n); cur.Name != want {
+	if want := a.NameOf(obj); cur.Name != want {
 		upd.Name, dirty = &want, true
 	}
-	if cur.Description != n.Spec.Description {
-		upd.Description, dirty = &n.Spec.Description, true
+	if cur.Description != p.Description {
+		upd.Description, dirty = &p.Description, true
 	}
-	if n.Spec.AdminStateUp != nil && cur.AdminStateUp != *n.Spec.AdminStateUp {
-		upd.AdminStateUp, dirty = n.Spec.AdminStateUp, true
+	if p.AdminStateUp != nil && cur.AdminStateUp != *p.AdminStateUp {
+		upd.AdminStateUp, dirty = p.AdminStateUp, true
+	}
+	pv := a.provider(obj)
+	if pv != nil && cur.Shared != pv.Shared {
+		upd.Shared, dirty = &pv.Shared, true
 	}
 	var opts networks.UpdateOptsBuilder = upd
-	if n.Spec.MTU != nil && cur.MTU != *n.Spec.MTU {
-		opts, dirty = mtu.UpdateOptsExt{UpdateOptsBuilder: opts, MTU: *n.Spec.MTU}, true
+	if pv != nil && cur.External != pv.External {
+		opts, dirty = external.UpdateOptsExt{UpdateOptsBuilder: opts, External: &pv.External}, true
 	}
-	if p := n.Spec.PortSecurityEnabled; p != nil && cur.PortSecurityEnabled != *p {
-		opts, dirty = portsecurity.NetworkUpdateOptsExt{UpdateOptsBuilder: opts, PortSecurityEnabled: p}, true
+	if p.MTU != nil && cur.MTU != *p.MTU {
+		opts, dirty = mtu.UpdateOptsExt{UpdateOptsBuilder: opts, MTU: *p.MTU}, true
+	}
+	if ps := p.PortSecurityEnabled; ps != nil && cur.PortSecurityEnabled != *ps {
+		opts, dirty = portsecurity.NetworkUpdateOptsExt{UpdateOptsBuilder: opts, PortSecurityEnabled: ps}, true
 	}
 	if dirty {
 		var updated osNetwork
@@ -134,9 +201,9 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, n *kupenstackv1.N
 	return a.Refresh(ctx, s, cur, tagged)
 }
 
-// ListAll lists every network the project can see, not only its own: imported shared and
-// external networks are checked too.
-func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, error) {
+// ListAll lists every network the scope can see, not only its own project's: imported shared
+// and external networks are checked too.
+func (a actuator[O]) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, err
@@ -145,20 +212,32 @@ func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork, e
 }
 
 // InSync compares the fields Update manages; an unmanaged network is never out of sync.
-func (actuator) InSync(n *kupenstackv1.Network, res *osNetwork) bool {
-	if n.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+func (a actuator[O]) InSync(obj O, res *osNetwork) bool {
+	if obj.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
 		return true
 	}
-	return res.Name == name(n) && res.Description == n.Spec.Description &&
-		(n.Spec.AdminStateUp == nil || res.AdminStateUp == *n.Spec.AdminStateUp) &&
-		(n.Spec.MTU == nil || res.MTU == *n.Spec.MTU) &&
-		(n.Spec.PortSecurityEnabled == nil || res.PortSecurityEnabled == *n.Spec.PortSecurityEnabled) &&
-		neutron.SameSet(neutron.Tags(n, n.Spec.Tags), res.Tags)
+	p := a.params(obj)
+	pv := a.provider(obj)
+	return res.Name == a.NameOf(obj) && res.Description == p.Description &&
+		(p.AdminStateUp == nil || res.AdminStateUp == *p.AdminStateUp) &&
+		(p.MTU == nil || res.MTU == *p.MTU) &&
+		(p.PortSecurityEnabled == nil || res.PortSecurityEnabled == *p.PortSecurityEnabled) &&
+		(pv == nil || res.External == pv.External && res.Shared == pv.Shared) &&
+		neutron.SameSet(neutron.Tags(obj, p.Tags), res.Tags)
 }
 
-func (actuator) Observe(n *kupenstackv1.Network, res *osNetwork) (bool, string) {
+func (a actuator[O]) Observe(obj O, res *osNetwork) (bool, string) {
+	a.observe(obj, res)
+	if res.Status != "ACTIVE" {
+		return false, "network status is " + res.Status
+	}
+	return true, ""
+}
+
+// resourceStatus is the part of a network's status both kinds report.
+func resourceStatus(res *osNetwork) kupenstackv1.NetworkResourceStatus {
 	ps := res.PortSecurityEnabled
-	n.Status.Resource = &kupenstackv1.NetworkResourceStatus{
+	return kupenstackv1.NetworkResourceStatus{
 		Name:                res.Name,
 		Description:         res.Description,
 		Status:              res.Status,
@@ -170,8 +249,4 @@ func (actuator) Observe(n *kupenstackv1.Network, res *osNetwork) (bool, string) 
 		Subnets:             res.Subnets,
 		Tags:                res.Tags,
 	}
-	if res.Status != "ACTIVE" {
-		return false, "network status is " + res.Status
-	}
-	return true, ""
 }

@@ -48,7 +48,7 @@ func TestFindOwnedAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := actuator{neutron.Resource[*kupenstackv1.Network, osNetwork]{API: api, NameOf: name}}
+	a := tenantActuator
 	netName := fmt.Sprintf("adoption-%d", time.Now().UnixNano())
 
 	// An older network of that name (made before the object) is someone else's.

@@ -37,8 +37,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 				if r.Spec.ExternalGateway == nil {
 					return nil
 				}
-				return []string{r.Spec.ExternalGateway.NetworkRef}
+				return nonEmpty(r.Spec.ExternalGateway.NetworkRef)
 			}},
+			{Kind: "ProviderNetwork", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
+				Names: func(r *kupenstackv1.Router) []string {
+					if r.Spec.ExternalGateway == nil {
+						return nil
+					}
+					return nonEmpty(r.Spec.ExternalGateway.ProviderNetworkRef)
+				}},
 			{Kind: "Subnet", New: func() generic.Object { return &kupenstackv1.Subnet{} }, Names: func(r *kupenstackv1.Router) []string {
 				var names []string
 				for _, i := range r.Spec.Interfaces {
@@ -48,6 +55,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 			}},
 		},
 	})
+}
+
+func nonEmpty(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
 }
 
 // osRouter is a router with its interfaces (which Neutron reports as ports).
@@ -178,6 +192,9 @@ func (a actuator) FindImport(ctx context.Context, s generic.Scope, r *kupenstack
 func gatewayInfo(s generic.Scope, r *kupenstackv1.Router) *routers.GatewayInfo {
 	if r.Spec.ExternalGateway == nil {
 		return nil
+	}
+	if gw := r.Spec.ExternalGateway; gw.ProviderNetworkRef != "" {
+		return &routers.GatewayInfo{NetworkID: s.DependencyID("ProviderNetwork", gw.ProviderNetworkRef)}
 	}
 	return &routers.GatewayInfo{NetworkID: s.DependencyID("Network", r.Spec.ExternalGateway.NetworkRef)}
 }

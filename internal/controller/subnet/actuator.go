@@ -1,4 +1,6 @@
-// Package subnet maps the Subnet kind to Neutron subnets.
+// Package subnet maps the Subnet kind (a subnet of a tenant's Network) and the ProviderSubnet kind
+// (a subnet of the cloud admin's ProviderNetwork, cluster-scoped) to Neutron subnets: the same
+// Neutron resource, told apart only by the kind of network they refer to (providersubnet.go).
 package subnet
 
 import (
@@ -26,20 +28,31 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Subnet, subnets.Subnet]{
 		Name:       "Subnet",
 		Controller: "subnet",
-		Actuator:   actuator{neutron.Resource[*kupenstackv1.Subnet, subnets.Subnet]{API: api, NameOf: name}},
+		Actuator:   tenantActuator,
 		New:        func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Subnet]{{
-			Kind: "Network",
-			New:  func() generic.Object { return &kupenstackv1.Network{} },
-			Names: func(s *kupenstackv1.Subnet) []string {
-				if s.Spec.NetworkRef == "" {
-					return nil
-				}
-				return []string{s.Spec.NetworkRef}
-			},
+			Kind:  "Network",
+			New:   func() generic.Object { return &kupenstackv1.Network{} },
+			Names: func(s *kupenstackv1.Subnet) []string { return nonEmpty(s.Spec.NetworkRef) },
 		}},
 	})
+}
+
+var tenantActuator = actuator[*kupenstackv1.Subnet]{
+	Resource: neutron.Resource[*kupenstackv1.Subnet, subnets.Subnet]{API: api, NameOf: name},
+	params:   func(sn *kupenstackv1.Subnet) *kupenstackv1.SubnetParameters { return &sn.Spec.SubnetParameters },
+	networkID: func(s generic.Scope, sn *kupenstackv1.Subnet) string {
+		return s.DependencyID("Network", sn.Spec.NetworkRef)
+	},
+	observe: func(sn *kupenstackv1.Subnet, st *kupenstackv1.SubnetResourceStatus) { sn.Status.Resource = st },
+}
+
+func nonEmpty(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
 }
 
 // api are Neutron's subnet calls.
@@ -63,13 +76,20 @@ var api = neutron.API[subnets.Subnet]{
 	NameOf:    func(r *subnets.Subnet) string { return r.Name },
 }
 
-type actuator struct {
-	neutron.Resource[*kupenstackv1.Subnet, subnets.Subnet]
+// actuator maps one subnet kind: params are the subnet's fields, networkID the ID of the network
+// it refers to, observe writes the kind's status.
+type actuator[O generic.Object] struct {
+	neutron.Resource[O, subnets.Subnet]
+	params    func(O) *kupenstackv1.SubnetParameters
+	networkID func(generic.Scope, O) string
+	observe   func(O, *kupenstackv1.SubnetResourceStatus)
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Subnet, subnets.Subnet] = actuator{}
-	_ generic.Lister[*kupenstackv1.Subnet, subnets.Subnet]   = actuator{}
+	_ generic.Actuator[*kupenstackv1.Subnet, subnets.Subnet]         = actuator[*kupenstackv1.Subnet]{}
+	_ generic.Lister[*kupenstackv1.Subnet, subnets.Subnet]           = actuator[*kupenstackv1.Subnet]{}
+	_ generic.Actuator[*kupenstackv1.ProviderSubnet, subnets.Subnet] = actuator[*kupenstackv1.ProviderSubnet]{}
+	_ generic.Lister[*kupenstackv1.ProviderSubnet, subnets.Subnet]   = actuator[*kupenstackv1.ProviderSubnet]{}
 )
 
 func name(sn *kupenstackv1.Subnet) string { return generic.Name(sn, sn.Spec.Name) }
@@ -83,19 +103,20 @@ func pools(in []kupenstackv1.AllocationPool) []subnets.AllocationPool {
 }
 
 // gateway is the gateway_ip to send: nil lets Neutron choose, "" disables it.
-func gateway(sn *kupenstackv1.Subnet) *string {
+func gateway(p *kupenstackv1.SubnetParameters) *string {
 	switch {
-	case sn.Spec.DisableGateway:
+	case p.DisableGateway:
 		return new("")
-	case sn.Spec.GatewayIP != "":
-		return &sn.Spec.GatewayIP
+	case p.GatewayIP != "":
+		return &p.GatewayIP
 	}
 	return nil
 }
 
-func (actuator) Create(ctx context.Context, s generic.Scope, sn *kupenstackv1.Subnet) (*subnets.Subnet, error) {
+func (a actuator[O]) Create(ctx context.Context, s generic.Scope, obj O) (*subnets.Subnet, error) {
+	p := a.params(obj)
 	// Before Neutron is asked: its refusal would not name the field.
-	if err := CheckAllocationPools(&sn.Spec); err != nil {
+	if err := CheckAllocationPools(p); err != nil {
 		return nil, generic.InvalidConfig(err.Error())
 	}
 	sc, err := neutron.Client(ctx, s)
@@ -103,56 +124,57 @@ func (actuator) Create(ctx context.Context, s generic.Scope, sn *kupenstackv1.Su
 		return nil, err
 	}
 	version := gophercloud.IPv4
-	if sn.Spec.IPVersion != nil && *sn.Spec.IPVersion == 6 || sn.Spec.IPVersion == nil && strings.Contains(sn.Spec.CIDR, ":") {
+	if p.IPVersion != nil && *p.IPVersion == 6 || p.IPVersion == nil && strings.Contains(p.CIDR, ":") {
 		version = gophercloud.IPv6
 	}
 	return subnets.Create(ctx, sc, subnets.CreateOpts{
-		NetworkID:       s.DependencyID("Network", sn.Spec.NetworkRef),
-		Name:            name(sn),
-		Description:     sn.Spec.Description,
-		CIDR:            sn.Spec.CIDR,
+		NetworkID:       a.networkID(s, obj),
+		Name:            a.NameOf(obj),
+		Description:     p.Description,
+		CIDR:            p.CIDR,
 		IPVersion:       version,
-		GatewayIP:       gateway(sn),
-		EnableDHCP:      sn.Spec.EnableDHCP,
-		DNSNameservers:  sn.Spec.DNSNameservers,
-		AllocationPools: pools(sn.Spec.AllocationPools),
+		GatewayIP:       gateway(p),
+		EnableDHCP:      p.EnableDHCP,
+		DNSNameservers:  p.DNSNameservers,
+		AllocationPools: pools(p.AllocationPools),
 	}).Extract()
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, sn *kupenstackv1.Subnet, cur *subnets.Subnet) (*subnets.Subnet, bool, error) {
+func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *subnets.Subnet) (*subnets.Subnet, bool, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
 		return nil, false, err
 	}
-	tagged, err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(sn, sn.Spec.Tags), cur.Tags)
+	p := a.params(obj)
+	tagged, err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
 	if err != nil {
 		return cur, false, err
 	}
 	upd, dirty := subnets.UpdateOpts{}, false
-	if want := name(sn); cur.Name != want {
+	if want := a.NameOf(obj); cur.Name != want {
 		upd.Name, dirty = &want, true
 	}
-	if cur.Description != sn.Spec.Description {
-		upd.Description, dirty = &sn.Spec.Description, true
+	if cur.Description != p.Description {
+		upd.Description, dirty = &p.Description, true
 	}
-	if g := gateway(sn); g != nil && *g != cur.GatewayIP {
+	if g := gateway(p); g != nil && *g != cur.GatewayIP {
 		upd.GatewayIP, dirty = g, true
 	}
-	if sn.Spec.EnableDHCP != nil && *sn.Spec.EnableDHCP != cur.EnableDHCP {
-		upd.EnableDHCP, dirty = sn.Spec.EnableDHCP, true
+	if p.EnableDHCP != nil && *p.EnableDHCP != cur.EnableDHCP {
+		upd.EnableDHCP, dirty = p.EnableDHCP, true
 	}
-	if !slices.Equal(sn.Spec.DNSNameservers, cur.DNSNameservers) && (len(sn.Spec.DNSNameservers) > 0 || len(cur.DNSNameservers) > 0) {
-		dns := slices.Clone(sn.Spec.DNSNameservers)
+	if !slices.Equal(p.DNSNameservers, cur.DNSNameservers) && (len(p.DNSNameservers) > 0 || len(cur.DNSNameservers) > 0) {
+		dns := slices.Clone(p.DNSNameservers)
 		if dns == nil {
 			dns = []string{}
 		}
 		upd.DNSNameservers, dirty = &dns, true
 	}
-	if len(sn.Spec.AllocationPools) > 0 && !slices.Equal(pools(sn.Spec.AllocationPools), cur.AllocationPools) {
-		upd.AllocationPools, dirty = pools(sn.Spec.AllocationPools), true
+	if len(p.AllocationPools) > 0 && !slices.Equal(pools(p.AllocationPools), cur.AllocationPools) {
+		upd.AllocationPools, dirty = pools(p.AllocationPools), true
 	}
 	if upd.AllocationPools != nil || upd.GatewayIP != nil {
-		if err := CheckAllocationPools(&sn.Spec); err != nil {
+		if err := CheckAllocationPools(p); err != nil {
 			return cur, tagged, generic.InvalidConfig(err.Error())
 		}
 	}
@@ -167,20 +189,21 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sn *kupenstackv1.
 }
 
 // InSync compares the fields Update manages.
-func (actuator) InSync(sn *kupenstackv1.Subnet, res *subnets.Subnet) bool {
-	if sn.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
+func (a actuator[O]) InSync(obj O, res *subnets.Subnet) bool {
+	if obj.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
 		return true
 	}
-	g := gateway(sn)
-	return res.Name == name(sn) && res.Description == sn.Spec.Description &&
+	p := a.params(obj)
+	g := gateway(p)
+	return res.Name == a.NameOf(obj) && res.Description == p.Description &&
 		(g == nil || *g == res.GatewayIP) &&
-		(sn.Spec.EnableDHCP == nil || *sn.Spec.EnableDHCP == res.EnableDHCP) &&
-		slices.Equal(sn.Spec.DNSNameservers, res.DNSNameservers) &&
-		(len(sn.Spec.AllocationPools) == 0 || slices.Equal(pools(sn.Spec.AllocationPools), res.AllocationPools)) &&
-		neutron.SameSet(neutron.Tags(sn, sn.Spec.Tags), res.Tags)
+		(p.EnableDHCP == nil || *p.EnableDHCP == res.EnableDHCP) &&
+		slices.Equal(p.DNSNameservers, res.DNSNameservers) &&
+		(len(p.AllocationPools) == 0 || slices.Equal(pools(p.AllocationPools), res.AllocationPools)) &&
+		neutron.SameSet(neutron.Tags(obj, p.Tags), res.Tags)
 }
 
-func (actuator) Observe(sn *kupenstackv1.Subnet, res *subnets.Subnet) (bool, string) {
+func (a actuator[O]) Observe(obj O, res *subnets.Subnet) (bool, string) {
 	st := &kupenstackv1.SubnetResourceStatus{
 		Name: res.Name, Description: res.Description, NetworkID: res.NetworkID, CIDR: res.CIDR,
 		IPVersion: res.IPVersion, GatewayIP: res.GatewayIP, EnableDHCP: res.EnableDHCP,
@@ -189,6 +212,6 @@ func (actuator) Observe(sn *kupenstackv1.Subnet, res *subnets.Subnet) (bool, str
 	for _, p := range res.AllocationPools {
 		st.AllocationPools = append(st.AllocationPools, kupenstackv1.IPRange{Start: p.Start, End: p.End})
 	}
-	sn.Status.Resource = st
+	a.observe(obj, st)
 	return true, "" // a subnet is usable as soon as it exists
 }

@@ -12,7 +12,7 @@ import (
 // address of an IPv4 subnet, no overlap, gateway outside every pool) before Neutron is asked.
 // Admission checks the same (IPv6 by cidr containment, see subnet_types.go); this catches objects
 // stored before a rule existed, with a message naming the field rather than Neutron's.
-func CheckAllocationPools(spec *kupenstackv1.SubnetSpec) error {
+func CheckAllocationPools(spec *kupenstackv1.SubnetParameters) error {
 	if len(spec.AllocationPools) == 0 {
 		return nil
 	}

@@ -47,11 +47,11 @@ func TestCheckAllocationPools(t *testing.T) {
 		{"imported without cidr", "", "", []p{{"10.0.0.20", "10.0.0.10"}}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := &kupenstackv1.SubnetSpec{CIDR: tt.cidr, GatewayIP: tt.gateway}
+			spec := &kupenstackv1.SubnetSpec{SubnetParameters: kupenstackv1.SubnetParameters{CIDR: tt.cidr, GatewayIP: tt.gateway}}
 			for _, r := range tt.pools {
 				spec.AllocationPools = append(spec.AllocationPools, kupenstackv1.AllocationPool{Start: r.start, End: r.end})
 			}
-			err := CheckAllocationPools(spec)
+			err := CheckAllocationPools(&spec.SubnetParameters)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -66,9 +66,9 @@ func TestCheckAllocationPools(t *testing.T) {
 // the configuration error (Degraded/InvalidConfiguration and a Warning Event, by the engine)
 // without a Neutron client being made: the scope here has no cloud at all.
 func TestCreateChecksPoolsBeforeNeutron(t *testing.T) {
-	sn := &kupenstackv1.Subnet{Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", CIDR: "fd00::/64",
-		AllocationPools: []kupenstackv1.AllocationPool{{Start: "fd00::20", End: "fd00::10"}}}}
-	_, err := actuator{}.Create(context.Background(), generic.Scope{}, sn)
+	sn := &kupenstackv1.Subnet{Spec: kupenstackv1.SubnetSpec{NetworkRef: "net", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "fd00::/64",
+		AllocationPools: []kupenstackv1.AllocationPool{{Start: "fd00::20", End: "fd00::10"}}}}}
+	_, err := tenantActuator.Create(context.Background(), generic.Scope{}, sn)
 	if err == nil || !strings.Contains(err.Error(), "spec.allocationPools[0]: start must not be after end") {
 		t.Fatalf("Create = %v", err)
 	}

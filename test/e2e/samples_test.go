@@ -42,6 +42,29 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	}
 }
 
+// waitReadyUnstructured waits until the KupenStack object o is Ready for its current generation.
+func waitReadyUnstructured(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	eventually(t, o.GetKind()+"/"+o.GetName()+" ready", func() error {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(o.GroupVersionKind())
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(o), got); err != nil {
+			return err
+		}
+		var st struct {
+			Conditions []metav1.Condition `json:"conditions"`
+		}
+		raw, _, _ := unstructured.NestedFieldNoCopy(got.Object, "status")
+		if err := runtimeConvert(raw, &st); err != nil {
+			return err
+		}
+		if !conditions.IsReady(st.Conditions, got.GetGeneration()) {
+			return fmt.Errorf("not ready: %+v", st.Conditions)
+		}
+		return nil
+	})
+}
+
 // TestSamples applies every object of config/samples (the namespaced ones, and the quota of
 // their namespace, into a fresh namespace) and waits until each KupenStack object is Ready
 // against the real cloud, then deletes them all at once.
@@ -71,27 +94,9 @@ func TestSamples(t *testing.T) {
 		}
 	}
 	for _, o := range objs {
-		if o.GroupVersionKind().Group != kupenstackv1.GroupVersion.Group {
-			continue
+		if o.GroupVersionKind().Group == kupenstackv1.GroupVersion.Group {
+			waitReadyUnstructured(t, o)
 		}
-		eventually(t, o.GetKind()+"/"+o.GetName()+" ready", func() error {
-			got := &unstructured.Unstructured{}
-			got.SetGroupVersionKind(o.GroupVersionKind())
-			if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(o), got); err != nil {
-				return err
-			}
-			var st struct {
-				Conditions []metav1.Condition `json:"conditions"`
-			}
-			raw, _, _ := unstructured.NestedFieldNoCopy(got.Object, "status")
-			if err := runtimeConvert(raw, &st); err != nil {
-				return err
-			}
-			if !conditions.IsReady(st.Conditions, got.GetGeneration()) {
-				return fmt.Errorf("not ready: %+v", st.Conditions)
-			}
-			return nil
-		})
 	}
 	// The router is really wired: gateway on the external network, one interface on the subnet.
 	router := &unstructured.Unstructured{}

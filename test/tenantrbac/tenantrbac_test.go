@@ -120,6 +120,19 @@ func TestTenantWorksInItsNamespaceOnly(t *testing.T) {
 	if err := c.Create(env.Ctx, vm); err != nil {
 		t.Fatalf("creating a VirtualMachine from a public image: %v", err)
 	}
+	// Nor does naming the admin's external network, for a router's gateway and a floating IP.
+	router := &kupenstackv1.Router{ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "mine"},
+		Spec: kupenstackv1.RouterSpec{ExternalGateway: &kupenstackv1.RouterGateway{ProviderNetworkRef: "public"}}}
+	fip := &kupenstackv1.FloatingIP{ObjectMeta: metav1.ObjectMeta{Name: "ip", Namespace: "mine"},
+		Spec: kupenstackv1.FloatingIPSpec{ProviderNetworkRef: "public"}}
+	for _, o := range []client.Object{router, fip} {
+		if err := c.Create(env.Ctx, o); err != nil {
+			t.Fatalf("creating a %T on the provider network: %v", o, err)
+		}
+		if err := c.Delete(env.Ctx, o); err != nil {
+			t.Fatalf("deleting its %T: %v", o, err)
+		}
+	}
 	if err := c.Delete(env.Ctx, vm); err != nil {
 		t.Fatalf("deleting its VirtualMachine: %v", err)
 	}
@@ -144,6 +157,11 @@ func TestTenantWorksInItsNamespaceOnly(t *testing.T) {
 				Spec: kupenstackv1.PublicImageSpec{ImageContent: kupenstackv1.ImageContent{Source: &kupenstackv1.ImageSource{URL: "https://images.example/c.img"}}}})
 		}},
 		{"listing PublicImages", func() error { return c.List(env.Ctx, &kupenstackv1.PublicImageList{}) }},
+		{"a ProviderNetwork", func() error {
+			return c.Create(env.Ctx, &kupenstackv1.ProviderNetwork{ObjectMeta: metav1.ObjectMeta{Name: "mine"},
+				Spec: kupenstackv1.ProviderNetworkSpec{NetworkType: "vxlan", Shared: true}})
+		}},
+		{"listing ProviderNetworks", func() error { return c.List(env.Ctx, &kupenstackv1.ProviderNetworkList{}) }},
 		{"a Project", func() error {
 			return c.Create(env.Ctx, &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "mine2"},
 				Spec: kupenstackv1.ProjectSpec{Namespace: "mine"}})
@@ -238,6 +256,11 @@ func TestTenantCannotWriteOperatorKinds(t *testing.T) {
 		// A public image: every project's VMs boot from it, so only the cloud admin declares one.
 		&kupenstackv1.PublicImage{ObjectMeta: metav1.ObjectMeta{Name: "cirros"}, Spec: kupenstackv1.PublicImageSpec{
 			ImageContent: kupenstackv1.ImageContent{Source: &kupenstackv1.ImageSource{URL: "https://images.example/cirros.img"}}}},
+		// The external network and its subnet: every project's routers use them.
+		&kupenstackv1.ProviderNetwork{ObjectMeta: metav1.ObjectMeta{Name: "public"}, Spec: kupenstackv1.ProviderNetworkSpec{
+			NetworkType: "flat", PhysicalNetwork: "external", External: true}},
+		&kupenstackv1.ProviderSubnet{ObjectMeta: metav1.ObjectMeta{Name: "public"}, Spec: kupenstackv1.ProviderSubnetSpec{
+			ProviderNetworkRef: "public", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "198.51.100.0/24"}}},
 		&kupenstackv1.OpenstackNode{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: kupenstackv1.OpenstackNodeSpec{Roles: []string{"compute"}}},
 		&kupenstackv1.OpenstackComponent{ObjectMeta: metav1.ObjectMeta{Name: "nova"}, Spec: kupenstackv1.OpenstackComponentSpec{
 			Chart: "nova", ChartVersion: "2026.1.0", Release: "2026.1", Namespace: "openstack", UpgradePhase: 4, ValuesHash: "0123456789abcdef"}},

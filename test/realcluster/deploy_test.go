@@ -121,7 +121,8 @@ func TestFirstDeployment(t *testing.T) {
 
 	// A token from inside the cluster, with the clouds.yaml the operator published.
 	token := tokenFromPod(ctx, t, c)
-	t.Logf("keystone token issued in the cluster: %s...", token[:min(12, len(token))])
+	// Its length only: a token is a credential, even in a test's log.
+	t.Logf("keystone token issued in the cluster (%d characters)", len(token))
 
 	// The validation agent's verdict in the configuration's status.
 	var services []kupenstackv1.ServiceHealth
@@ -354,6 +355,9 @@ func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
 	out, err := openstackCLI(ctx, t, c, "token", "token", "issue", "-f", "value", "-c", "id")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if out == "" || strings.ContainsAny(out, " \n") {
+		t.Fatalf("openstack token issue printed no token (%d characters, not one word)", len(out))
 	}
 	return out
 }

@@ -204,6 +204,7 @@ func TestImageLifecycle(t *testing.T) {
 			t.Errorf("image %s still in Glance (%v)", o.Status.ID, err)
 		}
 	}
+	deleteProject(t, ns) // the all-in-one is shared and reused: leave no project behind
 }
 
 // TestImageImportPublic: the cloud's public image is imported read-only by name; deleting the
@@ -242,4 +243,5 @@ func TestImageImportPublic(t *testing.T) {
 	if err != nil || after.Status != images.ImageStatusActive || after.Name != "aio-tiny" {
 		t.Fatalf("the public image changed after the unmanaged import went: %+v (%v)", after, err)
 	}
+	deleteProject(t, ns)
 }

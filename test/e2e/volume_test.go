@@ -154,6 +154,7 @@ func TestVolumeLifecycle(t *testing.T) {
 		}
 		return nil
 	})
+	deleteProject(t, ns) // the all-in-one is shared and reused: leave no project behind
 }
 
 // TestVolumeFromImage: a Volume made from an Image object waits for the Image, is bootable with

@@ -167,22 +167,9 @@ var nsCount int
 // both.
 func namespace(t *testing.T) (string, string) {
 	t.Helper()
-	env.Require(t)
 	nsCount++
 	ns := fmt.Sprintf("appcred-%d", nsCount)
-	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	p := &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProjectSpec{Namespace: ns}}
-	if err := env.Client.Create(env.Ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	p.Status.ID = "project-" + ns
-	conditions.Set(&p.Status.Conditions, p.Generation, conditions.State{Ready: true})
-	if err := env.Client.Status().Update(env.Ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	return ns, p.Status.ID
+	return ns, env.NamespaceWithReadyProject(t, ns)
 }
 
 func newCred(ns string, spec kupenstackv1.ApplicationCredentialSpec) *kupenstackv1.ApplicationCredential {

@@ -242,21 +242,9 @@ var nsCount int
 // readyNamespace makes a namespace whose Project is already Ready (no project controller runs here).
 func readyNamespace(t *testing.T) string {
 	t.Helper()
-	env.Require(t)
 	nsCount++
 	ns := fmt.Sprintf("engine-%d", nsCount)
-	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	p := &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProjectSpec{Namespace: ns}}
-	if err := env.Client.Create(env.Ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	p.Status.ID = "project-" + ns
-	conditions.Set(&p.Status.Conditions, p.Generation, conditions.State{Ready: true})
-	if err := env.Client.Status().Update(env.Ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	env.NamespaceWithReadyProject(t, ns)
 	return ns
 }
 

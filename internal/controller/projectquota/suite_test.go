@@ -156,12 +156,7 @@ func readyProject(t *testing.T, ns string) string {
 	eventually(t, "the namespace's Project", func() error {
 		return env.Client.Get(env.Ctx, client.ObjectKey{Name: ns}, &p)
 	})
-	p.Status.ID = "project-" + ns
-	conditions.Set(&p.Status.Conditions, p.Generation, conditions.State{Ready: true})
-	if err := env.Client.Status().Update(env.Ctx, &p); err != nil {
-		t.Fatal(err)
-	}
-	return p.Status.ID
+	return env.MarkProjectReady(t, &p)
 }
 
 func eventually(t *testing.T, what string, cond func() error) {

@@ -30,3 +30,22 @@ func TestTransientRetriesAreCapped(t *testing.T) {
 		t.Fatalf("after a success the next failure is retried in %s, want milliseconds", d)
 	}
 }
+
+func TestBlockedRetryGrowsWithTheTimeBlocked(t *testing.T) {
+	for _, tt := range []struct {
+		base, blockedFor, want time.Duration
+	}{
+		{5 * time.Second, 0, 5 * time.Second},
+		{5 * time.Second, 30 * time.Second, 5 * time.Second},
+		{5 * time.Second, 40 * time.Second, 5 * time.Second},
+		{5 * time.Second, 4 * time.Minute, 30 * time.Second},
+		{5 * time.Second, 16 * time.Minute, 2 * time.Minute},
+		{5 * time.Second, 24 * time.Hour, MaxDeletionBlockedRetry},
+		{time.Hour, time.Minute, time.Hour},              // a test's own longer base wins
+		{5 * time.Second, -time.Minute, 5 * time.Second}, // clock skew
+	} {
+		if got := blockedRetry(tt.base, tt.blockedFor); got != tt.want {
+			t.Errorf("blockedRetry(%v, %v) = %v, want %v", tt.base, tt.blockedFor, got, tt.want)
+		}
+	}
+}

@@ -483,7 +483,8 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 				// Once per cause, not on every retry.
 				r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, kupenstackv1.ReasonDeletionBlocked, "Delete", "%s", msg)
 			}
-			return r.patchWaiting(ctx, obj, conditions.State{Waiting: msg, WaitReason: kupenstackv1.ReasonDeletionBlocked}, r.deletionBlockedRetry())
+			retry := blockedRetry(r.deletionBlockedRetry(), time.Since(obj.GetDeletionTimestamp().Time))
+			return r.patchWaiting(ctx, obj, conditions.State{Waiting: msg, WaitReason: kupenstackv1.ReasonDeletionBlocked}, retry)
 		}
 		if err != nil || !done {
 			if err != nil {
@@ -519,6 +520,18 @@ func (r *Reconciler[O, R]) deletionBlockedRetry() time.Duration {
 		return r.DeletionBlockedRetry
 	}
 	return DefaultDeletionBlockedRetry
+}
+
+// MaxDeletionBlockedRetry bounds how far apart the retries of a long-blocked deletion get.
+const MaxDeletionBlockedRetry = 2 * time.Minute
+
+// blockedRetry is when to retry a deletion OpenStack has refused with 409 for blockedFor: at base
+// at first (what blocks it normally goes in seconds), then an eighth of the time blocked, up to
+// MaxDeletionBlockedRetry. A resource held by something that never goes (a port made outside
+// KupenStack) is then not asked for every 5 s forever; the wake-ups of wakeBlocked still come at
+// once when an object of the namespace goes.
+func blockedRetry(base, blockedFor time.Duration) time.Duration {
+	return max(base, min(blockedFor/8, MaxDeletionBlockedRetry))
 }
 
 // deletionBlocked says whether obj is being deleted and its deletion waits for something that

@@ -79,13 +79,21 @@ func TestWholeCloud(t *testing.T) {
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	var comps kupenstackv1.OpenstackComponentList
+	// Every component the configuration declares: its status lists them all from its first
+	// pass. (Counting the OpenstackComponent objects instead raced with their creation: a list
+	// taken while the operator was still creating them, after a conflict on the configuration,
+	// saw part of them, and the wait for exactly that many Ready never ended.)
+	var want int
 	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		return cl.List(ctx, &comps) == nil && len(comps.Items) > 0, nil
+		var got kupenstackv1.KupenstackConfiguration
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			return false, nil
+		}
+		want = len(got.Status.Components)
+		return want > 0, nil
 	}); err != nil {
-		t.Fatal("no OpenstackComponent created:", err)
+		t.Fatal("the configuration lists no component:", err)
 	}
-	want := len(comps.Items)
 	waitReady(ctx, t, c, cl, want)
 	t.Logf("whole cloud (configuration created to %d components ready): %s", want, time.Since(start).Round(time.Second))
 	t.Logf("memory: %s", clusterMemory(t, c.env))

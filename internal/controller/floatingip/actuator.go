@@ -31,12 +31,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
 			{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
-				return nonEmpty(f.Spec.FloatingNetworkRef)
+				return generic.Ref(f.Spec.FloatingNetworkRef)
 			}},
 			{Kind: "ProviderNetwork", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
-				Names: func(f *kupenstackv1.FloatingIP) []string { return nonEmpty(f.Spec.ProviderNetworkRef) }},
+				Names: func(f *kupenstackv1.FloatingIP) []string { return generic.Ref(f.Spec.ProviderNetworkRef) }},
 			{Kind: "Port", New: func() generic.Object { return &kupenstackv1.Port{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
-				return nonEmpty(f.Spec.PortRef)
+				return generic.Ref(f.Spec.PortRef)
 			}},
 		},
 	})
@@ -49,13 +49,6 @@ func floatingNetworkID(s generic.Scope, f *kupenstackv1.FloatingIP) string {
 		return s.DependencyID("ProviderNetwork", f.Spec.ProviderNetworkRef)
 	}
 	return s.DependencyID("Network", f.Spec.FloatingNetworkRef)
-}
-
-func nonEmpty(name string) []string {
-	if name == "" {
-		return nil
-	}
-	return []string{name}
 }
 
 // api are Neutron's floating IP calls.

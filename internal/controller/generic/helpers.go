@@ -117,3 +117,11 @@ func Pointers[R any](found []R, err error) ([]*R, error) {
 	}
 	return out, err
 }
+
+// Ref is the names a Dependency's Names returns for one optional reference: none when unset.
+func Ref(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
+}

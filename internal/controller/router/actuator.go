@@ -37,14 +37,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 				if r.Spec.ExternalGateway == nil {
 					return nil
 				}
-				return nonEmpty(r.Spec.ExternalGateway.NetworkRef)
+				return generic.Ref(r.Spec.ExternalGateway.NetworkRef)
 			}},
 			{Kind: "ProviderNetwork", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
 				Names: func(r *kupenstackv1.Router) []string {
 					if r.Spec.ExternalGateway == nil {
 						return nil
 					}
-					return nonEmpty(r.Spec.ExternalGateway.ProviderNetworkRef)
+					return generic.Ref(r.Spec.ExternalGateway.ProviderNetworkRef)
 				}},
 			{Kind: "Subnet", New: func() generic.Object { return &kupenstackv1.Subnet{} }, Names: func(r *kupenstackv1.Router) []string {
 				var names []string
@@ -55,13 +55,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 			}},
 		},
 	})
-}
-
-func nonEmpty(name string) []string {
-	if name == "" {
-		return nil
-	}
-	return []string{name}
 }
 
 // osRouter is a router with its interfaces (which Neutron reports as ports).

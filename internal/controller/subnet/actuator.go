@@ -34,7 +34,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		Dependencies: []generic.Dependency[*kupenstackv1.Subnet]{{
 			Kind:  "Network",
 			New:   func() generic.Object { return &kupenstackv1.Network{} },
-			Names: func(s *kupenstackv1.Subnet) []string { return nonEmpty(s.Spec.NetworkRef) },
+			Names: func(s *kupenstackv1.Subnet) []string { return generic.Ref(s.Spec.NetworkRef) },
 		}},
 	})
 }
@@ -46,13 +46,6 @@ var tenantActuator = actuator[*kupenstackv1.Subnet]{
 		return s.DependencyID("Network", sn.Spec.NetworkRef)
 	},
 	observe: func(sn *kupenstackv1.Subnet, st *kupenstackv1.SubnetResourceStatus) { sn.Status.Resource = st },
-}
-
-func nonEmpty(name string) []string {
-	if name == "" {
-		return nil
-	}
-	return []string{name}
 }
 
 // api are Neutron's subnet calls.

@@ -40,7 +40,7 @@ func SetupProvider(ctx context.Context, mgr ctrl.Manager, o generic.Options) err
 			Kind:          "ProviderNetwork",
 			ClusterScoped: true,
 			New:           func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
-			Names:         func(s *kupenstackv1.ProviderSubnet) []string { return nonEmpty(s.Spec.ProviderNetworkRef) },
+			Names:         func(s *kupenstackv1.ProviderSubnet) []string { return generic.Ref(s.Spec.ProviderNetworkRef) },
 		}},
 	})
 }

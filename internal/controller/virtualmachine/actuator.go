@@ -66,33 +66,26 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, healthPerio
 	})
 }
 
-func ref(name string) []string {
-	if name == "" {
-		return nil
-	}
-	return []string{name}
-}
-
 // dependencies are the objects a VM refers to: it waits for them, and they wait for it on deletion.
 var dependencies = []generic.Dependency[*kupenstackv1.VirtualMachine]{
 	{Kind: "Flavor", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.Flavor{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.FlavorRef) }},
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.FlavorRef) }},
 	{Kind: "HostAggregate", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.HostAggregate{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.HostAggregateRef) }},
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.HostAggregateRef) }},
 	{Kind: "Image", New: func() generic.Object { return &kupenstackv1.Image{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.ImageRef) }},
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.ImageRef) }},
 	{Kind: "PublicImage", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.PublicImage{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.PublicImageRef) }},
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.PublicImageRef) }},
 	{Kind: "Volume", New: func() generic.Object { return &kupenstackv1.Volume{} },
 		Names: func(v *kupenstackv1.VirtualMachine) []string {
-			names := ref(v.Spec.BootVolumeRef)
+			names := generic.Ref(v.Spec.BootVolumeRef)
 			for _, vol := range v.Spec.Volumes {
 				names = append(names, vol.VolumeRef)
 			}
 			return names
 		}},
 	{Kind: "KeyPair", New: func() generic.Object { return &kupenstackv1.KeyPair{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.KeyPairRef) }},
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.KeyPairRef) }},
 	{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} },
 		Names: func(v *kupenstackv1.VirtualMachine) []string {
 			return nicRefs(v, func(n kupenstackv1.VirtualMachineNIC) string { return n.NetworkRef })
@@ -104,7 +97,7 @@ var dependencies = []generic.Dependency[*kupenstackv1.VirtualMachine]{
 	{Kind: "SecurityGroup", New: func() generic.Object { return &kupenstackv1.SecurityGroup{} },
 		Names: func(v *kupenstackv1.VirtualMachine) []string { return v.Spec.SecurityGroupRefs }},
 	{Kind: "ServerGroup", New: func() generic.Object { return &kupenstackv1.ServerGroup{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return ref(v.Spec.ServerGroupRef) }},
+		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.ServerGroupRef) }},
 }
 
 func nicRefs(v *kupenstackv1.VirtualMachine, field func(kupenstackv1.VirtualMachineNIC) string) []string {

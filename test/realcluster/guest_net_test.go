@@ -450,10 +450,10 @@ echo "rule $id removed after $(( $(date +%s) - start ))s"`)
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
-		return e.Regarding.Kind == "SecurityGroup" && e.Regarding.Name == sg.Name && e.Reason == "Updated" &&
+		return e.Regarding.Kind == "SecurityGroup" && e.Regarding.Name == sg.Name && e.Reason == "DriftRepaired" &&
 			(!e.EventTime.Time.Before(start) || e.Series != nil && !e.Series.LastObservedTime.Time.Before(start))
 	}) {
-		t.Errorf("security group %s: the out-of-band rule went, but no Updated event says the operator removed it", sg.Name)
+		t.Errorf("security group %s: the out-of-band rule went, but no DriftRepaired event says the operator removed it", sg.Name)
 	}
 	if err := sshBlocked(ctx, addr); err != nil {
 		t.Errorf("SSH to %s after the out-of-band rule was removed: %v", addr, err)

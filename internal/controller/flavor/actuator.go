@@ -23,10 +23,12 @@ import (
 
 // Setup registers the Flavor controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Flavor, flavors.Flavor]{
 		Name:          "Flavor",
 		Controller:    "flavor",
-		Actuator:      actuator{},
+		Actuator:      generic.Legacy[*kupenstackv1.Flavor, flavors.Flavor](a),
+		Can:           generic.Capabilities[*kupenstackv1.Flavor, flavors.Flavor]{List: a.ListAll},
 		New:           func() *kupenstackv1.Flavor { return &kupenstackv1.Flavor{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.FlavorList{} },
 		ClusterScoped: true,
@@ -40,8 +42,7 @@ const ownerSpec = "kupenstack:owner-uid"
 type actuator struct{}
 
 var (
-	_ generic.Actuator[*kupenstackv1.Flavor, flavors.Flavor] = actuator{}
-	_ generic.Lister[*kupenstackv1.Flavor, flavors.Flavor]   = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.Flavor, flavors.Flavor] = actuator{}
 )
 
 func name(f *kupenstackv1.Flavor) string {

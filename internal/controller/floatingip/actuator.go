@@ -23,10 +23,12 @@ import (
 
 // Setup registers the FloatingIP controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{neutron.Resource[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{API: api}}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{
 		Name:       "FloatingIP",
 		Controller: "floatingip",
-		Actuator:   actuator{neutron.Resource[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{API: api}},
+		Actuator:   generic.Legacy[*kupenstackv1.FloatingIP, floatingips.FloatingIP](a),
+		Can:        generic.Capabilities[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
@@ -81,8 +83,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.FloatingIP, floatingips.FloatingIP] = actuator{}
-	_ generic.Lister[*kupenstackv1.FloatingIP, floatingips.FloatingIP]   = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.FloatingIP, floatingips.FloatingIP] = actuator{}
 )
 
 func (actuator) list(ctx context.Context, s generic.Scope, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {

@@ -70,8 +70,8 @@ func (c *changesCloud) Create(context.Context, Scope, *kupenstackv1.Router) (*ch
 	return &cp, nil
 }
 
-func (c *changesCloud) Update(_ context.Context, _ Scope, _ *kupenstackv1.Router, r *changedResource) (*changedResource, bool, error) {
-	return r, false, nil
+func (c *changesCloud) Update(_ context.Context, _ Scope, _ *kupenstackv1.Router, r *changedResource, _ Changes) (*changedResource, error) {
+	return r, nil
 }
 
 func (c *changesCloud) Delete(_ context.Context, _ Scope, r *changedResource) error {
@@ -105,8 +105,10 @@ func (c *changesCloud) ListSince(_ context.Context, _ Scope, since time.Time) ([
 	return out, at, nil
 }
 
-func (c *changesCloud) InSync(_ *kupenstackv1.Router, r *changedResource) bool {
-	return r.State == "ok"
+func (c *changesCloud) Diff(_ Scope, _ *kupenstackv1.Router, r *changedResource) Changes {
+	var d Diff
+	Value(&d, "status.state", "ok", r.State)
+	return d.Changes()
 }
 
 // set changes a resource's state now, by the cloud's clock.

@@ -117,8 +117,10 @@ func (c *inUseCloud) Create(_ context.Context, _ Scope, g *kupenstackv1.Security
 	c.exists[id] = true
 	return &id, nil
 }
-func (c *inUseCloud) Update(_ context.Context, _ Scope, _ *kupenstackv1.SecurityGroup, cur *string) (*string, bool, error) {
-	return cur, false, nil
+func (c *inUseCloud) Diff(Scope, *kupenstackv1.SecurityGroup, *string) Changes { return nil }
+
+func (c *inUseCloud) Update(_ context.Context, _ Scope, _ *kupenstackv1.SecurityGroup, cur *string, _ Changes) (*string, error) {
+	return cur, nil
 }
 func (c *inUseCloud) Delete(_ context.Context, _ Scope, id *string) error {
 	c.mu.Lock()

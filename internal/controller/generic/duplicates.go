@@ -15,18 +15,6 @@ import (
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
-// Claimer is implemented by kinds whose resource can exist twice for one object while the object
-// lives: a create still in flight when the operator was SIGKILLed can land after the restarted
-// operator, finding nothing yet, made its own; so can the creates of two operators that raced.
-// The drift check hands every resource of its project list that is no object's to Claims; one
-// claimed by an object besides the resource in its status is deleted by that object's next pass
-// (Event DeletingDuplicate). Deletion covers the rest (OwnedLister).
-type Claimer[O Object, R any] interface {
-	// Claims says whether res was made for obj, at now. Where a resource cannot carry the owner
-	// tag from its creation on, an untagged one is claimed only once it is UntaggedGrace old.
-	Claims(obj O, res *R, now time.Time) bool
-}
-
 // UntaggedGrace is how old an untagged resource of an object's name must be before it counts as
 // that object's duplicate. Its own creator tags it in the pass that made it: a younger one may be
 // another object's (two objects may give their resources the same name) on its way to its tag.
@@ -75,8 +63,8 @@ func (d *duplicates) take(uid types.UID) []string {
 // object claims, and returns the objects to wake to delete them. Objects without a resource yet
 // are left out: their pass may still adopt what is listed.
 func (r *Reconciler[O, R]) claimDuplicates(objs []O, found []*R, now time.Time) []O {
-	claimer, ok := r.Actuator.(Claimer[O, R])
-	if !ok {
+	claims := r.Can.Claims
+	if claims == nil {
 		return nil
 	}
 	inStatus := make(map[string]bool, len(objs))
@@ -97,7 +85,7 @@ func (r *Reconciler[O, R]) claimDuplicates(objs []O, found []*R, now time.Time) 
 			continue
 		}
 		for _, obj := range owners {
-			if claimer.Claims(obj, res, now) {
+			if claims(obj, res, now) {
 				if r.dups.add(obj.GetUID(), id) {
 					wake = append(wake, obj)
 				}
@@ -113,8 +101,8 @@ func (r *Reconciler[O, R]) claimDuplicates(objs []O, found []*R, now time.Time) 
 // still claimed goes. What fails is kept for the next pass.
 func (r *Reconciler[O, R]) deleteDuplicates(ctx context.Context, s Scope, obj O, current *R) error {
 	ids := r.dups.take(obj.GetUID())
-	claimer, ok := r.Actuator.(Claimer[O, R])
-	if len(ids) == 0 || !ok || r.deleting(current) {
+	claims := r.Can.Claims
+	if len(ids) == 0 || claims == nil || r.deleting(current) {
 		return nil
 	}
 	for i, id := range ids {
@@ -122,7 +110,7 @@ func (r *Reconciler[O, R]) deleteDuplicates(ctx context.Context, s Scope, obj O,
 			continue
 		}
 		res, err := r.Actuator.Get(ctx, s, id)
-		if err == nil && (r.deleting(res) || !claimer.Claims(obj, res, time.Now())) {
+		if err == nil && (r.deleting(res) || !claims(obj, res, time.Now())) {
 			continue
 		}
 		if err == nil {

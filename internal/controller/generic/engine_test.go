@@ -145,21 +145,24 @@ func (a fakeActuator) Create(_ context.Context, _ Scope, n *kupenstackv1.Network
 	return &cp, nil
 }
 
-func (a fakeActuator) Update(_ context.Context, s Scope, n *kupenstackv1.Network, cur *fakeResource) (*fakeResource, bool, error) {
+func (fakeActuator) Diff(_ Scope, n *kupenstackv1.Network, cur *fakeResource) Changes {
+	var d Diff
+	Value(&d, "spec.description", n.Spec.Description, cur.Description)
+	return d.Changes()
+}
+
+func (a fakeActuator) Update(_ context.Context, s Scope, n *kupenstackv1.Network, cur *fakeResource, _ Changes) (*fakeResource, error) {
 	a.cloud.mu.Lock()
 	defer a.cloud.mu.Unlock()
-	if cur.Description == n.Spec.Description {
-		return cur, false, nil
-	}
 	if err := a.cloud.op("update"); err != nil {
-		return cur, false, err
+		return cur, err
 	}
 	a.cloud.resources[cur.ID].Description = n.Spec.Description
 	if n.Spec.Description == "noted" {
 		s.Event(corev1.EventTypeNormal, "Noted", "Update", "the actuator's own event")
 	}
 	cp := *a.cloud.resources[cur.ID]
-	return &cp, true, nil
+	return &cp, nil
 }
 
 func (a fakeActuator) Delete(_ context.Context, _ Scope, r *fakeResource) error {
@@ -194,6 +197,7 @@ var (
 		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
 			Kind[*kupenstackv1.ServerGroup, string]{
 				Name: "ServerGroup", Controller: "fake-servergroup", Actuator: slowDeletes,
+				Can:     Capabilities[*kupenstackv1.ServerGroup, string]{Deleting: slowDeletes.Deleting},
 				New:     func() *kupenstackv1.ServerGroup { return &kupenstackv1.ServerGroup{} },
 				NewList: func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
 			}); err != nil {
@@ -202,6 +206,9 @@ var (
 		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
 			Kind[*kupenstackv1.KeyPair, string]{
 				Name: "KeyPair", Controller: "fake-keypair", Actuator: healActuator{healFake},
+				Can: Capabilities[*kupenstackv1.KeyPair, string]{
+					Heal: &Healing[*kupenstackv1.KeyPair, string]{Failure: healActuator{healFake}.Failure, Decide: healActuator{healFake}.Heal},
+				},
 				New:     func() *kupenstackv1.KeyPair { return &kupenstackv1.KeyPair{} },
 				NewList: func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
 			}); err != nil {
@@ -220,6 +227,7 @@ var (
 		if err := Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: time.Hour},
 			Kind[*kupenstackv1.Router, changedResource]{
 				Name: "Router", Controller: "fake-router", Actuator: changes, ListPeriod: 100 * time.Millisecond,
+				Can:     Capabilities[*kupenstackv1.Router, changedResource]{List: changes.ListAll, ListSince: changes.ListSince},
 				New:     func() *kupenstackv1.Router { return &kupenstackv1.Router{} },
 				NewList: func() client.ObjectList { return &kupenstackv1.RouterList{} },
 			}); err != nil {
@@ -229,6 +237,7 @@ var (
 		return Setup(context.Background(), mgr, Options{Registry: NewRegistry(), ResyncPeriod: 200 * time.Millisecond},
 			Kind[*kupenstackv1.Subnet, string]{
 				Name: "Subnet", Controller: "fake-subnet", Actuator: lister,
+				Can:     Capabilities[*kupenstackv1.Subnet, string]{List: lister.ListAll, Claims: lister.Claims},
 				New:     func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
 				NewList: func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 			})

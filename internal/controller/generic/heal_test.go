@@ -53,8 +53,10 @@ func (a healActuator) Create(_ context.Context, _ Scope, k *kupenstackv1.KeyPair
 	a.c.failed[id] = false
 	return &id, nil
 }
-func (healActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.KeyPair, cur *string) (*string, bool, error) {
-	return cur, false, nil
+func (healActuator) Diff(Scope, *kupenstackv1.KeyPair, *string) Changes { return nil }
+
+func (healActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.KeyPair, cur *string, _ Changes) (*string, error) {
+	return cur, nil
 }
 func (a healActuator) Delete(_ context.Context, _ Scope, id *string) error {
 	a.c.mu.Lock()
@@ -262,8 +264,10 @@ func (a *slowDeleter) Create(_ context.Context, _ Scope, g *kupenstackv1.ServerG
 	return &id, nil
 }
 
-func (*slowDeleter) Update(_ context.Context, _ Scope, _ *kupenstackv1.ServerGroup, cur *string) (*string, bool, error) {
-	return cur, false, nil
+func (*slowDeleter) Diff(Scope, *kupenstackv1.ServerGroup, *string) Changes { return nil }
+
+func (*slowDeleter) Update(_ context.Context, _ Scope, _ *kupenstackv1.ServerGroup, cur *string, _ Changes) (*string, error) {
+	return cur, nil
 }
 
 func (a *slowDeleter) Delete(_ context.Context, _ Scope, id *string) error {

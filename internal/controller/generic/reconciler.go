@@ -39,6 +39,8 @@ type Scope struct {
 	Clients   *openstack.Clients
 	ProjectID string
 	deps      map[string]string
+	// driftCheck: the list-based drift check asks, not a reconcile pass.
+	driftCheck bool
 	// event records an Event on the object being reconciled (nil in unit tests).
 	event func(eventType, reason, action, message string)
 }
@@ -66,9 +68,12 @@ type Actuator[O Object, R any] interface {
 	FindImport(ctx context.Context, s Scope, obj O) (*R, error)
 	// Create creates the resource; it must do nothing that can fail after the create call.
 	Create(ctx context.Context, s Scope, obj O) (*R, error)
-	// Update brings the mutable fields in line with the spec; it returns the resource as it
-	// now is, and whether it changed anything.
-	Update(ctx context.Context, s Scope, obj O, res *R) (*R, bool, error)
+	// Diff lists the fields in which res differs from obj's spec, references compared by the IDs
+	// they resolve to now (s.DependencyID). It is pure: the drift check calls it for every
+	// object of a list, and only those with changes are reconciled.
+	Diff(s Scope, obj O, res *R) Changes
+	// Update makes the changes Diff found (never none); it returns the resource as it now is.
+	Update(ctx context.Context, s Scope, obj O, res *R, changes Changes) (*R, error)
 	// Delete deletes the resource (the engine then waits until Get says 404).
 	Delete(ctx context.Context, s Scope, res *R) error
 	// ID is the resource's OpenStack ID.
@@ -122,6 +127,8 @@ type Kind[O Object, R any] struct {
 	ListPeriod time.Duration
 	// Watches are other objects whose changes wake objects of this kind.
 	Watches []Watch
+	// Can are the kind's optional capabilities.
+	Can Capabilities[O, R]
 }
 
 // Watch wakes the objects Map returns whenever an Object of its type changes.
@@ -130,28 +137,7 @@ type Watch struct {
 	Map    handler.MapFunc
 }
 
-// Healer is implemented by kinds whose failed resources are replaced (VirtualMachine). The
-// engine asks it what to do when a managed resource has failed or was deleted outside KupenStack.
-type Healer[O Object, R any] interface {
-	// Failure says why res has failed and needs replacing; "" when it has not.
-	Failure(obj O, res *R) string
-	// Heal decides about a failure. When it says Replace, the engine deletes the failed resource,
-	// calls the decision's Record and creates a new one.
-	Heal(obj O, failure string, now time.Time) HealDecision
-}
-
-// OwnedLister is implemented by kinds whose every resource created for an object must go with
-// it (VirtualMachine). Normally there is one, the one in the status; but two reconcilers racing on
-// one object (a second operator without leader election) both find none and both create one, and
-// the one whose ID was overwritten is then nobody's: a server that would keep its ports, and with
-// them the subnet and security groups, forever. Deletion therefore deletes, and waits for, every
-// resource ListOwned returns before it removes the finalizer.
-type OwnedLister[O Object, R any] interface {
-	// ListOwned lists every resource carrying obj's owner tag, those being deleted included.
-	ListOwned(ctx context.Context, s Scope, obj O) ([]*R, error)
-}
-
-// HealDecision is what a Healer decided about a failure.
+// HealDecision is what a kind's Healing decided about a failure.
 type HealDecision struct {
 	// Replace now.
 	Replace bool
@@ -172,7 +158,7 @@ type Reconciler[O Object, R any] struct {
 	Kind[O, R]
 	Client   client.Client
 	Recorder events.EventRecorder
-	// dups are the duplicates the drift check found, for the objects' next passes (Claimer).
+	// dups are the duplicates the drift check found, for the objects' next passes (Can.Claims).
 	dups duplicates
 }
 
@@ -281,25 +267,46 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 		return errorOutcome(err)
 	}
 	if obj.GetManagedSpec().ManagementPolicy != kupenstackv1.ManagementPolicyUnmanaged {
-		updated, changed, err := r.Actuator.Update(ctx, s, obj, res)
-		if err != nil {
-			r.Actuator.Observe(obj, res)
+		if res, err = r.update(ctx, s, obj, res); err != nil {
 			return errorOutcome(err)
 		}
-		if changed {
-			if obj.GetGeneration() == obj.GetManagedStatus().ObservedGeneration {
-				driftRepairs.WithLabelValues(r.Name).Inc() // the spec did not change: OpenStack did
-			}
-			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Updated", "Update",
-				"updated %s %s to match the spec", r.Name, r.Actuator.ID(updated))
-		}
-		res = updated
 	}
 	ready, waiting := r.Actuator.Observe(obj, res)
 	if waiting != "" {
 		return outcome{state: conditions.State{Ready: ready, Waiting: waiting}, requeue: pollInterval}
 	}
 	return outcome{state: conditions.State{Ready: ready}, requeue: r.resyncAfter(obj)}
+}
+
+// update makes the changes the kind's Diff finds. When the spec did not change since the last
+// pass that saw it through, the changes were made in OpenStack: drift, repaired with an Event
+// and a count per field.
+func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (*R, error) {
+	changes := r.Actuator.Diff(s, obj, res)
+	if len(changes) == 0 {
+		return res, nil
+	}
+	updated, err := r.Actuator.Update(ctx, s, obj, res, changes)
+	if errors.Is(err, errUnchanged) {
+		return updated, nil
+	}
+	if err != nil {
+		r.Actuator.Observe(obj, res)
+		return nil, err
+	}
+	id := r.Actuator.ID(updated)
+	if obj.GetGeneration() == obj.GetManagedStatus().ObservedGeneration {
+		for _, field := range changes.Fields() {
+			driftRepairs.WithLabelValues(r.Name, field).Inc()
+		}
+		ctrl.LoggerFrom(ctx).Info("repaired drift", "kind", r.Name, "id", id, "changes", changes)
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DriftRepaired", "Update",
+			"%s %s was changed outside KupenStack; set back: %s", r.Name, id, changes)
+	} else {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Updated", "Update",
+			"updated %s %s to match the spec: %s", r.Name, id, changes)
+	}
+	return updated, nil
 }
 
 // getOrCreate finds the object's OpenStack resource, or creates it. A nil resource means the
@@ -311,9 +318,9 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 		res, err := r.Actuator.Get(ctx, s, st.ID)
 		switch {
 		case err == nil:
-			if healer, ok := r.Actuator.(Healer[O, R]); ok && managed && spec.Import == nil {
-				if failure := healer.Failure(obj, res); failure != "" {
-					return nil, r.heal(ctx, s, obj, res, healer.Heal(obj, failure, time.Now()))
+			if h := r.Can.Heal; h != nil && managed && spec.Import == nil {
+				if failure := h.Failure(obj, res); failure != "" {
+					return nil, r.heal(ctx, s, obj, res, h.Decide(obj, failure, time.Now()))
 				}
 			}
 			return res, outcome{}
@@ -328,8 +335,8 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 			return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonUnrecoverableError,
 				Message: fmt.Sprintf("the imported %s was deleted in OpenStack", r.Name)}}
 		}
-		if healer, ok := r.Actuator.(Healer[O, R]); ok {
-			d := healer.Heal(obj, fmt.Sprintf("%s %s was deleted outside KupenStack", r.Name, st.ID), time.Now())
+		if h := r.Can.Heal; h != nil {
+			d := h.Decide(obj, fmt.Sprintf("%s %s was deleted outside KupenStack", r.Name, st.ID), time.Now())
 			if !d.Replace {
 				return nil, notReplaced(d)
 			}
@@ -340,7 +347,7 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DeletedOutOfBand", "Recreate",
 				"%s %s was deleted outside KupenStack; creating it again", r.Name, st.ID)
 		}
-		driftRepairs.WithLabelValues(r.Name).Inc()
+		driftRepairs.WithLabelValues(r.Name, FieldResource).Inc()
 		st.ID = ""
 	}
 
@@ -386,7 +393,7 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 	return res, outcome{}
 }
 
-// heal carries out a Healer's decision about a failed resource: it deletes it (the next pass
+// heal carries out a Healing's decision about a failed resource: it deletes it (the next pass
 // creates the replacement; FindOwned must not return a resource that is being deleted), or
 // reports why it stays.
 func (r *Reconciler[O, R]) heal(ctx context.Context, s Scope, obj O, res *R, d HealDecision) outcome {
@@ -456,7 +463,7 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	r.dups.take(obj.GetUID()) // deletion takes every resource made for obj (OwnedLister)
+	r.dups.take(obj.GetUID()) // deletion takes every resource made for obj (Can.ListOwned)
 	// Deletion guard: OpenStack would refuse (or orphan) a resource still in use.
 	if users, err := r.Registry.Dependents(ctx, r.Client, r.Name, obj.GetNamespace(), obj.GetName()); err != nil || len(users) > 0 {
 		if err != nil {
@@ -594,18 +601,16 @@ func (r *Reconciler[O, R]) deleteResource(ctx context.Context, obj O) (bool, err
 
 // deleting says whether OpenStack is deleting res already (kinds without the notion: never).
 func (r *Reconciler[O, R]) deleting(res *R) bool {
-	d, ok := r.Actuator.(interface{ Deleting(*R) bool })
-	return ok && d.Deleting(res)
+	return r.Can.Deleting != nil && r.Can.Deleting(res)
 }
 
 // deleteLeftovers deletes the resources created for obj other than the one its status names (see
-// OwnedLister) and says whether any is left to wait for.
+// Can.ListOwned) and says whether any is left to wait for.
 func (r *Reconciler[O, R]) deleteLeftovers(ctx context.Context, s Scope, obj O) (bool, error) {
-	owned, ok := r.Actuator.(OwnedLister[O, R])
-	if !ok || obj.GetManagedSpec().Import != nil {
+	if r.Can.ListOwned == nil || obj.GetManagedSpec().Import != nil {
 		return false, nil
 	}
-	left, err := owned.ListOwned(ctx, s, obj)
+	left, err := r.Can.ListOwned(ctx, s, obj)
 	if err != nil {
 		return false, err
 	}
@@ -636,7 +641,7 @@ func (r *Reconciler[O, R]) resyncAfter(obj O) time.Duration {
 		if period > 0 && period < minResyncPeriod {
 			period = minResyncPeriod
 		}
-	} else if _, listed := r.Actuator.(Lister[O, R]); listed {
+	} else if r.Can.listed() {
 		return 0
 	}
 	if period <= 0 {

@@ -59,8 +59,10 @@ func (a *listingActuator) Create(_ context.Context, _ Scope, s *kupenstackv1.Sub
 	return &id, nil
 }
 
-func (a *listingActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.Subnet, id *string) (*string, bool, error) {
-	return id, false, nil
+func (a *listingActuator) Diff(Scope, *kupenstackv1.Subnet, *string) Changes { return nil }
+
+func (a *listingActuator) Update(_ context.Context, _ Scope, _ *kupenstackv1.Subnet, id *string, _ Changes) (*string, error) {
+	return id, nil
 }
 
 func (a *listingActuator) Delete(_ context.Context, _ Scope, id *string) error {
@@ -84,8 +86,6 @@ func (a *listingActuator) ListAll(context.Context, Scope) ([]*string, error) {
 	}
 	return out, nil
 }
-
-func (a *listingActuator) InSync(*kupenstackv1.Subnet, *string) bool { return true }
 
 // Claims: a resource is the object's whose UID it was made for.
 func (a *listingActuator) Claims(s *kupenstackv1.Subnet, id *string, _ time.Time) bool {

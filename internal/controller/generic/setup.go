@@ -3,14 +3,12 @@ package generic
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -41,8 +39,8 @@ var (
 	}, []string{"kind"})
 	driftRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kupenstack_drift_repairs_total",
-		Help: "OpenStack resources brought back in line with their object (updated or re-created), by kind.",
-	}, []string{"kind"})
+		Help: "Changes made outside KupenStack that were undone, by kind and spec field (\"resource\": the resource was deleted and is re-created).",
+	}, []string{"kind", "field"})
 	heals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kupenstack_heals_total",
 		Help: "Failed or vanished resources replaced by their restart policy, by kind.",
@@ -51,9 +49,13 @@ var (
 
 func init() { metrics.Registry.MustRegister(resyncLists, changesLists, driftRepairs, heals) }
 
+// FieldResource is the drift repairs' field label for a resource deleted outside KupenStack and
+// created again.
+const FieldResource = "resource"
+
 // CountDriftRepair counts a change made outside KupenStack that a controller off the engine
 // (ProjectQuota) undid, with the engine's own repairs.
-func CountDriftRepair(kind string) { driftRepairs.WithLabelValues(kind).Inc() }
+func CountDriftRepair(kind, field string) { driftRepairs.WithLabelValues(kind, field).Inc() }
 
 // Dependency declares that objects of one kind refer by name to objects of another kind in the
 // same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
@@ -127,27 +129,6 @@ func (g *Registry) wakeBlocked(ctx context.Context, namespace string) {
 // blockedIndex indexes the objects whose deletion is blocked (deletionBlocked), so that waking
 // them copies only those out of the cache, not every object of a namespace being emptied.
 const blockedIndex = "kupenstack.io/deletion-blocked"
-
-// Lister is implemented by actuators whose kind takes part in the list-based drift check.
-type Lister[O Object, R any] interface {
-	// ListAll lists every resource of the kind in the scope's project, in one call.
-	ListAll(ctx context.Context, s Scope) ([]*R, error)
-	// InSync says whether res still matches obj's spec.
-	InSync(obj O, res *R) bool
-}
-
-// ChangeLister is a Lister whose cloud can also list just the resources changed since a time,
-// deleted ones included (Nova's changes-since). Its check can then run often and still cost
-// little: most polls ask only for the changes since the previous list, and the full list is
-// made once per ResyncPeriod (see pollState).
-type ChangeLister[O Object, R any] interface {
-	Lister[O, R]
-	// ListSince lists the scope's resources changed at or after since, deleted ones included (the
-	// actuator's InSync must report those as not in sync), or all of them when since is zero. at
-	// is when the cloud took the list, by its own clock when it tells (else the local one): the
-	// next call's since is derived from it.
-	ListSince(ctx context.Context, s Scope, since time.Time) (found []*R, at time.Time, err error)
-}
 
 // Setup registers a kind's controller: its own objects, the Project of their namespace, the
 // objects they depend on, and the periodic drift check.
@@ -227,10 +208,10 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 		b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Map))
 	}
 
-	if lister, ok := r.Actuator.(Lister[O, R]); ok && r.listPeriod() > 0 {
+	if r.Can.listed() && r.listPeriod() > 0 {
 		events := make(chan event.GenericEvent, 1024)
 		b = b.WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{}))
-		if err := mgr.Add(&resyncer[O, R]{r: r, lister: lister, events: events, polls: map[string]pollState{}}); err != nil {
+		if err := mgr.Add(&resyncer[O, R]{r: r, events: events, polls: map[string]pollState{}}); err != nil {
 			return err
 		}
 	}
@@ -329,183 +310,4 @@ func (r *Reconciler[O, R]) requestsIn(ctx context.Context, namespace string, fil
 		return nil
 	})
 	return reqs
-}
-
-// resyncer is the list-based drift check: every period, per ready project, one list call for
-// the kind; only objects whose resource is missing or differs are reconciled.
-type resyncer[O Object, R any] struct {
-	r      *Reconciler[O, R]
-	lister Lister[O, R]
-	events chan event.GenericEvent
-	// polls is what a ChangeLister's check remembers per project ID; only Start's goroutine uses it.
-	polls map[string]pollState
-	// round is this period's one list of a SharedLister (see once); only Start's goroutine uses it.
-	round *sharedList[R]
-}
-
-// SharedLister is a Lister whose list is the same in every project: Nova keeps key pairs per
-// user, and the operator is one user for every project, so each project's list would return all
-// of them. The drift check then lists once per period and checks every project against that list
-// (with 20 namespaces and 10,000 key pairs: one list of 10,000 instead of 20).
-type SharedLister interface {
-	SameListInEveryProject()
-}
-
-// sharedList is a SharedLister's list of one drift-check period, failed or not.
-type sharedList[R any] struct {
-	found []*R
-	err   error
-}
-
-// ChangesSkew is taken off the previous list's time to make the next changes-since list: a
-// resource's update time is written by whichever of the cloud's services changed it, whose clock
-// may be a little off from the one that answered the list, and a change committed while that
-// list ran may carry a time before it. Listing a few seconds twice costs nothing; missing a
-// change would leave a failed VM alone until the next full list.
-const ChangesSkew = 5 * time.Second
-
-// pollState is what a ChangeLister's check remembers about one project between polls.
-type pollState struct {
-	listedAt time.Time // when the previous list was taken, by the cloud's clock
-	fullAt   time.Time // when the last full list was made, by the local clock
-}
-
-// since says what a poll at now lists: everything (zero) on the first poll and once every
-// fullEvery, the safety net for what a changes-since list cannot show (a deleted row the cloud
-// has already purged, a clock far off); else the changes since the previous list less
-// ChangesSkew. fullEvery <= 0 (the drift check turned off) makes every list a full one.
-func (p pollState) since(now time.Time, fullEvery time.Duration) time.Time {
-	if p.fullAt.IsZero() || p.listedAt.IsZero() || now.Sub(p.fullAt) >= fullEvery {
-		return time.Time{}
-	}
-	return p.listedAt.Add(-ChangesSkew)
-}
-
-// listPeriod is the period of the kind's list-based check.
-func (r *Reconciler[O, R]) listPeriod() time.Duration {
-	if r.ListPeriod > 0 {
-		return r.ListPeriod
-	}
-	return r.ResyncPeriod
-}
-
-func (rs *resyncer[O, R]) Start(ctx context.Context) error {
-	ticker := time.NewTicker(rs.r.listPeriod())
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-			rs.once(ctx)
-		}
-	}
-}
-
-// NeedLeaderElection: only the leader checks for drift.
-func (rs *resyncer[O, R]) NeedLeaderElection() bool { return true }
-
-func (rs *resyncer[O, R]) once(ctx context.Context) {
-	log := ctrl.LoggerFrom(ctx).WithValues("kind", rs.r.Name)
-	rs.round = nil // a new period: a SharedLister lists again
-	if rs.r.ClusterScoped {
-		rs.check(ctx, "", "")
-		return
-	}
-	var projects kupenstackv1.ProjectList
-	if err := rs.r.Client.List(ctx, &projects); err != nil {
-		log.Error(err, "drift check: listing projects")
-		return
-	}
-	seen := map[string]bool{}
-	for _, p := range projects.Items {
-		if p.Status.ID != "" && conditions.IsReady(p.Status.Conditions, p.Generation) {
-			seen[p.Status.ID] = true
-			rs.check(ctx, p.Spec.Namespace, p.Status.ID)
-		}
-	}
-	maps.DeleteFunc(rs.polls, func(id string, _ pollState) bool { return !seen[id] }) // projects gone
-}
-
-// check compares the kind's objects in namespace with one list of projectID's resources.
-func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string) {
-	objs := rs.r.NewList()
-	if err := rs.r.Client.List(ctx, objs, client.InNamespace(namespace)); err != nil || meta.LenList(objs) == 0 {
-		return // nothing of this kind here: no OpenStack call
-	}
-	found, full, err := rs.list(ctx, projectID, time.Now())
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "drift check: listing OpenStack resources", "kind", rs.r.Name, "project", projectID)
-		return
-	}
-	byID := make(map[string]*R, len(found))
-	for _, res := range found {
-		byID[rs.r.Actuator.ID(res)] = res
-	}
-	var all []O
-	_ = meta.EachListItem(objs, func(o runtime.Object) error {
-		obj := o.(O)
-		all = append(all, obj)
-		id := obj.GetManagedStatus().ID
-		if id == "" || obj.GetManagedSpec().ResyncPeriod != nil || unrecoverable(obj) {
-			return nil // not created yet, checked on its own period, or waiting for a spec change
-		}
-		res, ok := byID[id]
-		if !ok && !full {
-			return nil // unchanged since the previous list
-		}
-		if !ok || !rs.lister.InSync(obj, res) {
-			rs.events <- event.GenericEvent{Object: obj}
-		}
-		return nil
-	})
-	for _, obj := range rs.r.claimDuplicates(all, found, time.Now()) {
-		rs.events <- event.GenericEvent{Object: obj}
-	}
-}
-
-// list makes the project's list for this poll and says whether it was a full one: with a
-// ChangeLister, mostly the changes since the previous list (see pollState.since), with a
-// SharedLister the period's one list, else all.
-// A failed list leaves the state as it was, so the next poll covers the same changes again.
-func (rs *resyncer[O, R]) list(ctx context.Context, projectID string, now time.Time) ([]*R, bool, error) {
-	s := Scope{Clients: rs.r.Clients, ProjectID: projectID}
-	if _, shared := rs.lister.(SharedLister); shared {
-		if rs.round == nil {
-			resyncLists.WithLabelValues(rs.r.Name).Inc()
-			found, err := rs.lister.ListAll(ctx, s)
-			rs.round = &sharedList[R]{found, err}
-		}
-		return rs.round.found, true, rs.round.err
-	}
-	resyncLists.WithLabelValues(rs.r.Name).Inc()
-	changes, ok := rs.lister.(ChangeLister[O, R])
-	if !ok {
-		found, err := rs.lister.ListAll(ctx, s)
-		return found, true, err
-	}
-	p := rs.polls[projectID]
-	since := p.since(now, rs.r.ResyncPeriod)
-	full := since.IsZero()
-	if !full {
-		changesLists.WithLabelValues(rs.r.Name).Inc()
-	}
-	found, at, err := changes.ListSince(ctx, s, since)
-	if err != nil {
-		return nil, false, err
-	}
-	if full {
-		p.fullAt = now
-	}
-	p.listedAt = at
-	rs.polls[projectID] = p
-	return found, full, nil
-}
-
-// unrecoverable says whether obj is Degraded for a reason only a spec change can fix: checking it
-// again would only repeat the same Warning.
-func unrecoverable(obj Object) bool {
-	c := meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionDegraded)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonUnrecoverableError &&
-		c.ObservedGeneration == obj.GetGeneration()
 }

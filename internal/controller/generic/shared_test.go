@@ -22,12 +22,9 @@ func (u *userLister) ListAll(_ context.Context, s Scope) ([]*string, error) {
 	return []*string{&id}, u.err
 }
 
-type sharedUserLister struct{ *userLister }
-
-func (sharedUserLister) SameListInEveryProject() {}
-
-// TestSharedListOncePerPeriod: a SharedLister's drift check lists once per period for all the
-// projects, a failed list included; any other Lister lists once per project.
+// TestSharedListOncePerPeriod: the drift check of a kind whose list is the same in every project
+// lists once per period for all the projects, a failed list included; any other kind lists once
+// per project.
 func TestSharedListOncePerPeriod(t *testing.T) {
 	projects := []string{"p1", "p2", "p3"}
 	period := func(rs *resyncer[*kupenstackv1.Subnet, string]) (errs int) {
@@ -44,13 +41,14 @@ func TestSharedListOncePerPeriod(t *testing.T) {
 		}
 		return errs
 	}
-	newResyncer := func(l Lister[*kupenstackv1.Subnet, string]) *resyncer[*kupenstackv1.Subnet, string] {
-		return &resyncer[*kupenstackv1.Subnet, string]{r: &Reconciler[*kupenstackv1.Subnet, string]{Kind: Kind[*kupenstackv1.Subnet, string]{Name: "Shared"}},
-			lister: l, polls: map[string]pollState{}}
+	newResyncer := func(l *userLister, shared bool) *resyncer[*kupenstackv1.Subnet, string] {
+		return &resyncer[*kupenstackv1.Subnet, string]{r: &Reconciler[*kupenstackv1.Subnet, string]{Kind: Kind[*kupenstackv1.Subnet, string]{Name: "Shared",
+			Can: Capabilities[*kupenstackv1.Subnet, string]{List: l.ListAll, SameListInEveryProject: shared}}},
+			polls: map[string]pollState{}}
 	}
 
 	user := &userLister{}
-	rs := newResyncer(sharedUserLister{user})
+	rs := newResyncer(user, true)
 	period(rs)
 	period(rs)
 	if len(user.calls) != 2 {
@@ -62,7 +60,7 @@ func TestSharedListOncePerPeriod(t *testing.T) {
 	}
 
 	own := &userLister{}
-	period(newResyncer(own))
+	period(newResyncer(own, false))
 	if len(own.calls) != 3 {
 		t.Errorf("not shared: %d list calls for 3 projects, want 3", len(own.calls))
 	}

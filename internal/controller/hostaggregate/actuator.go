@@ -35,10 +35,12 @@ const ownerKey = "kupenstack:owner-uid"
 // hosts (there are few aggregates).
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	kube := mgr.GetClient()
+	a := actuator{kube: kube}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.HostAggregate, aggregates.Aggregate]{
 		Name:          "HostAggregate",
 		Controller:    "hostaggregate",
-		Actuator:      actuator{kube: kube},
+		Actuator:      generic.Legacy[*kupenstackv1.HostAggregate, aggregates.Aggregate](a),
+		Can:           generic.Capabilities[*kupenstackv1.HostAggregate, aggregates.Aggregate]{List: a.ListAll},
 		New:           func() *kupenstackv1.HostAggregate { return &kupenstackv1.HostAggregate{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.HostAggregateList{} },
 		ClusterScoped: true,
@@ -60,8 +62,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 type actuator struct{ kube client.Reader }
 
 var (
-	_ generic.Actuator[*kupenstackv1.HostAggregate, aggregates.Aggregate] = actuator{}
-	_ generic.Lister[*kupenstackv1.HostAggregate, aggregates.Aggregate]   = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.HostAggregate, aggregates.Aggregate] = actuator{}
 )
 
 func compute(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {

@@ -30,10 +30,12 @@ import (
 
 // Setup registers the Image controller; sources says which addresses downloads may reach.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources SourcePolicy) error {
+	a := imageActuator(sources)
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Image, images.Image]{
 		Name:       "Image",
 		Controller: "image",
-		Actuator:   imageActuator(sources),
+		Actuator:   generic.Legacy[*kupenstackv1.Image, images.Image](a),
+		Can:        generic.Capabilities[*kupenstackv1.Image, images.Image]{List: a.ListAll},
 		New:        func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.ImageList{} },
 	})
@@ -42,10 +44,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources Sou
 // SetupPublic registers the PublicImage controller: cluster-scoped, so it acts with the admin
 // scope and its images belong to the operator's own project.
 func SetupPublic(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources SourcePolicy) error {
+	a := publicImageActuator(sources)
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.PublicImage, images.Image]{
 		Name:          "PublicImage",
 		Controller:    "publicimage",
-		Actuator:      publicImageActuator(sources),
+		Actuator:      generic.Legacy[*kupenstackv1.PublicImage, images.Image](a),
+		Can:           generic.Capabilities[*kupenstackv1.PublicImage, images.Image]{List: a.ListAll},
 		New:           func() *kupenstackv1.PublicImage { return &kupenstackv1.PublicImage{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.PublicImageList{} },
 		ClusterScoped: true,
@@ -83,10 +87,8 @@ type actuator[O object] struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Image, images.Image]       = actuator[*kupenstackv1.Image]{}
-	_ generic.Lister[*kupenstackv1.Image, images.Image]         = actuator[*kupenstackv1.Image]{}
-	_ generic.Actuator[*kupenstackv1.PublicImage, images.Image] = actuator[*kupenstackv1.PublicImage]{}
-	_ generic.Lister[*kupenstackv1.PublicImage, images.Image]   = actuator[*kupenstackv1.PublicImage]{}
+	_ generic.LegacyActuator[*kupenstackv1.Image, images.Image]       = actuator[*kupenstackv1.Image]{}
+	_ generic.LegacyActuator[*kupenstackv1.PublicImage, images.Image] = actuator[*kupenstackv1.PublicImage]{}
 )
 
 func glance(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {

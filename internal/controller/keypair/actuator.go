@@ -25,10 +25,12 @@ import (
 
 // Setup registers the KeyPair controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.KeyPair, keypairs.KeyPair]{
 		Name:       "KeyPair",
 		Controller: "keypair",
-		Actuator:   actuator{},
+		Actuator:   generic.Legacy[*kupenstackv1.KeyPair, keypairs.KeyPair](a),
+		Can:        generic.Capabilities[*kupenstackv1.KeyPair, keypairs.KeyPair]{List: a.ListAll, SameListInEveryProject: true},
 		New:        func() *kupenstackv1.KeyPair { return &kupenstackv1.KeyPair{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
 	})
@@ -41,9 +43,7 @@ func NovaName(k *kupenstackv1.KeyPair) string { return k.Namespace + "_" + k.Nam
 type actuator struct{}
 
 var (
-	_ generic.Actuator[*kupenstackv1.KeyPair, keypairs.KeyPair] = actuator{}
-	_ generic.Lister[*kupenstackv1.KeyPair, keypairs.KeyPair]   = actuator{}
-	_ generic.SharedLister                                      = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.KeyPair, keypairs.KeyPair] = actuator{}
 )
 
 // nova returns the compute client; microversion 2.2 brings key pair types (x509).

@@ -29,10 +29,12 @@ import (
 
 // Setup registers the Network controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := tenantActuator
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Network, osNetwork]{
 		Name:       "Network",
 		Controller: "network",
-		Actuator:   tenantActuator,
+		Actuator:   generic.Legacy[*kupenstackv1.Network, osNetwork](a),
+		Can:        generic.Capabilities[*kupenstackv1.Network, osNetwork]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.NetworkList{} },
 	})
@@ -89,10 +91,8 @@ type actuator[O generic.Object] struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Network, osNetwork]         = actuator[*kupenstackv1.Network]{}
-	_ generic.Lister[*kupenstackv1.Network, osNetwork]           = actuator[*kupenstackv1.Network]{}
-	_ generic.Actuator[*kupenstackv1.ProviderNetwork, osNetwork] = actuator[*kupenstackv1.ProviderNetwork]{}
-	_ generic.Lister[*kupenstackv1.ProviderNetwork, osNetwork]   = actuator[*kupenstackv1.ProviderNetwork]{}
+	_ generic.LegacyActuator[*kupenstackv1.Network, osNetwork]         = actuator[*kupenstackv1.Network]{}
+	_ generic.LegacyActuator[*kupenstackv1.ProviderNetwork, osNetwork] = actuator[*kupenstackv1.ProviderNetwork]{}
 )
 
 func name(n *kupenstackv1.Network) string { return generic.Name(n, n.Spec.Name) }

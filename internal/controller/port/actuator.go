@@ -25,10 +25,12 @@ import (
 
 // Setup registers the Port controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{neutron.Resource[*kupenstackv1.Port, osPort]{API: api, NameOf: name}}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Port, osPort]{
 		Name:       "Port",
 		Controller: "port",
-		Actuator:   actuator{neutron.Resource[*kupenstackv1.Port, osPort]{API: api, NameOf: name}},
+		Actuator:   generic.Legacy[*kupenstackv1.Port, osPort](a),
+		Can:        generic.Capabilities[*kupenstackv1.Port, osPort]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Port { return &kupenstackv1.Port{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.PortList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Port]{
@@ -85,10 +87,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Port, osPort]    = actuator{}
-	_ generic.Lister[*kupenstackv1.Port, osPort]      = actuator{}
-	_ generic.OwnedLister[*kupenstackv1.Port, osPort] = actuator{}
-	_ generic.Claimer[*kupenstackv1.Port, osPort]     = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.Port, osPort] = actuator{}
 )
 
 func name(p *kupenstackv1.Port) string { return generic.Name(p, p.Spec.Name) }

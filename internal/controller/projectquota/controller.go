@@ -116,14 +116,16 @@ func (r *Reconciler) apply(ctx context.Context, q *kupenstackv1.ProjectQuota) (c
 	// changed, not the spec.
 	drifted := conditions.IsReady(q.Status.Conditions, q.Generation) && q.Status.ProjectID == projectID
 	q.Status.ProjectID = projectID
-	var changed []string // what was set, even when a later section fails
+	var changed, fields []string // what was set, even when a later section fails
 	defer func() {
 		if len(changed) == 0 {
 			return
 		}
 		what := "set the quota of project %s: %s"
 		if drifted {
-			generic.CountDriftRepair(kind)
+			for _, field := range fields {
+				generic.CountDriftRepair(kind, field)
+			}
 			what = "the quota of project %s was changed outside KupenStack; set it back: %s"
 		}
 		r.Recorder.Eventf(q, nil, corev1.EventTypeNormal, "Updated", "Update", what, projectID, strings.Join(changed, ", "))
@@ -144,6 +146,7 @@ func (r *Reconciler) apply(ctx context.Context, q *kupenstackv1.ProjectQuota) (c
 			if now := usage[l.service]; now.Limit != l.value {
 				diff[l.service] = l.value
 				changes = append(changes, fmt.Sprintf("%s.%s %d → %d", sec.name(), l.field, now.Limit, l.value))
+				fields = append(fields, "spec."+sec.name()+"."+l.field)
 			}
 		}
 		if len(diff) > 0 {

@@ -26,10 +26,12 @@ import (
 
 // Setup registers the Router controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Router, osRouter]{
 		Name:       "Router",
 		Controller: "router",
-		Actuator:   actuator{},
+		Actuator:   generic.Legacy[*kupenstackv1.Router, osRouter](a),
+		Can:        generic.Capabilities[*kupenstackv1.Router, osRouter]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Router { return &kupenstackv1.Router{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.RouterList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Router]{
@@ -66,10 +68,7 @@ type osRouter struct {
 type actuator struct{}
 
 var (
-	_ generic.Actuator[*kupenstackv1.Router, osRouter]    = actuator{}
-	_ generic.Lister[*kupenstackv1.Router, osRouter]      = actuator{}
-	_ generic.OwnedLister[*kupenstackv1.Router, osRouter] = actuator{}
-	_ generic.Claimer[*kupenstackv1.Router, osRouter]     = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.Router, osRouter] = actuator{}
 )
 
 func name(r *kupenstackv1.Router) string { return generic.Name(r, r.Spec.Name) }

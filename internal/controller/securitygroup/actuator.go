@@ -26,10 +26,12 @@ import (
 
 // Setup registers the SecurityGroup controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{neutron.Resource[*kupenstackv1.SecurityGroup, groups.SecGroup]{API: api, NameOf: name}}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.SecurityGroup, groups.SecGroup]{
 		Name:       "SecurityGroup",
 		Controller: "securitygroup",
-		Actuator:   actuator{neutron.Resource[*kupenstackv1.SecurityGroup, groups.SecGroup]{API: api, NameOf: name}},
+		Actuator:   generic.Legacy[*kupenstackv1.SecurityGroup, groups.SecGroup](a),
+		Can:        generic.Capabilities[*kupenstackv1.SecurityGroup, groups.SecGroup]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.SecurityGroup]{{
@@ -79,8 +81,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.SecurityGroup, groups.SecGroup] = actuator{}
-	_ generic.Lister[*kupenstackv1.SecurityGroup, groups.SecGroup]   = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.SecurityGroup, groups.SecGroup] = actuator{}
 )
 
 func name(sg *kupenstackv1.SecurityGroup) string { return generic.Name(sg, sg.Spec.Name) }

@@ -21,10 +21,12 @@ import (
 
 // Setup registers the ServerGroup controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.ServerGroup, servergroups.ServerGroup]{
 		Name:       "ServerGroup",
 		Controller: "servergroup",
-		Actuator:   actuator{},
+		Actuator:   generic.Legacy[*kupenstackv1.ServerGroup, servergroups.ServerGroup](a),
+		Can:        generic.Capabilities[*kupenstackv1.ServerGroup, servergroups.ServerGroup]{List: a.ListAll},
 		New:        func() *kupenstackv1.ServerGroup { return &kupenstackv1.ServerGroup{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
 	})
@@ -33,8 +35,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 type actuator struct{}
 
 var (
-	_ generic.Actuator[*kupenstackv1.ServerGroup, servergroups.ServerGroup] = actuator{}
-	_ generic.Lister[*kupenstackv1.ServerGroup, servergroups.ServerGroup]   = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.ServerGroup, servergroups.ServerGroup] = actuator{}
 )
 
 // compute is the project's Nova client; 2.64 has the single policy and its rules.

@@ -25,10 +25,12 @@ import (
 
 // Setup registers the Subnet controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := tenantActuator
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Subnet, subnets.Subnet]{
 		Name:       "Subnet",
 		Controller: "subnet",
-		Actuator:   tenantActuator,
+		Actuator:   generic.Legacy[*kupenstackv1.Subnet, subnets.Subnet](a),
+		Can:        generic.Capabilities[*kupenstackv1.Subnet, subnets.Subnet]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SubnetList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Subnet]{{
@@ -79,10 +81,8 @@ type actuator[O generic.Object] struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.Subnet, subnets.Subnet]         = actuator[*kupenstackv1.Subnet]{}
-	_ generic.Lister[*kupenstackv1.Subnet, subnets.Subnet]           = actuator[*kupenstackv1.Subnet]{}
-	_ generic.Actuator[*kupenstackv1.ProviderSubnet, subnets.Subnet] = actuator[*kupenstackv1.ProviderSubnet]{}
-	_ generic.Lister[*kupenstackv1.ProviderSubnet, subnets.Subnet]   = actuator[*kupenstackv1.ProviderSubnet]{}
+	_ generic.LegacyActuator[*kupenstackv1.Subnet, subnets.Subnet]         = actuator[*kupenstackv1.Subnet]{}
+	_ generic.LegacyActuator[*kupenstackv1.ProviderSubnet, subnets.Subnet] = actuator[*kupenstackv1.ProviderSubnet]{}
 )
 
 func name(sn *kupenstackv1.Subnet) string { return generic.Name(sn, sn.Spec.Name) }

@@ -18,21 +18,12 @@ import (
 
 // SetupProvider registers the ProviderSubnet controller (admin scope, like its ProviderNetwork).
 func SetupProvider(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := providerActuator
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.ProviderSubnet, subnets.Subnet]{
-		Name:       "ProviderSubnet",
-		Controller: "providersubnet",
-		Actuator: actuator[*kupenstackv1.ProviderSubnet]{
-			Resource: neutron.Resource[*kupenstackv1.ProviderSubnet, subnets.Subnet]{API: api, NameOf: providerName},
-			params: func(sn *kupenstackv1.ProviderSubnet) *kupenstackv1.SubnetParameters {
-				return &sn.Spec.SubnetParameters
-			},
-			networkID: func(s generic.Scope, sn *kupenstackv1.ProviderSubnet) string {
-				return s.DependencyID("ProviderNetwork", sn.Spec.ProviderNetworkRef)
-			},
-			observe: func(sn *kupenstackv1.ProviderSubnet, st *kupenstackv1.SubnetResourceStatus) {
-				sn.Status.Resource = st
-			},
-		},
+		Name:          "ProviderSubnet",
+		Controller:    "providersubnet",
+		Actuator:      generic.Legacy[*kupenstackv1.ProviderSubnet, subnets.Subnet](a),
+		Can:           generic.Capabilities[*kupenstackv1.ProviderSubnet, subnets.Subnet]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:           func() *kupenstackv1.ProviderSubnet { return &kupenstackv1.ProviderSubnet{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.ProviderSubnetList{} },
 		ClusterScoped: true,
@@ -46,3 +37,16 @@ func SetupProvider(ctx context.Context, mgr ctrl.Manager, o generic.Options) err
 }
 
 func providerName(sn *kupenstackv1.ProviderSubnet) string { return generic.Name(sn, sn.Spec.Name) }
+
+var providerActuator = actuator[*kupenstackv1.ProviderSubnet]{
+	Resource: neutron.Resource[*kupenstackv1.ProviderSubnet, subnets.Subnet]{API: api, NameOf: providerName},
+	params: func(sn *kupenstackv1.ProviderSubnet) *kupenstackv1.SubnetParameters {
+		return &sn.Spec.SubnetParameters
+	},
+	networkID: func(s generic.Scope, sn *kupenstackv1.ProviderSubnet) string {
+		return s.DependencyID("ProviderNetwork", sn.Spec.ProviderNetworkRef)
+	},
+	observe: func(sn *kupenstackv1.ProviderSubnet, st *kupenstackv1.SubnetResourceStatus) {
+		sn.Status.Resource = st
+	},
+}

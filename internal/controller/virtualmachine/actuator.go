@@ -55,10 +55,15 @@ func userDataSize(data []byte) int {
 // project are listed (one call per project) to find failed and vanished ones: mostly only those
 // changed since the previous list (ListSince), all of them once per resync period.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, healthPeriod time.Duration) error {
+	a := actuator{secrets: mgr.GetAPIReader(), kube: mgr.GetClient(), backoff: DefaultBackoff}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.VirtualMachine, servers.Server]{
-		Name:         "VirtualMachine",
-		Controller:   "virtualmachine",
-		Actuator:     actuator{secrets: mgr.GetAPIReader(), kube: mgr.GetClient(), backoff: DefaultBackoff},
+		Name:       "VirtualMachine",
+		Controller: "virtualmachine",
+		Actuator:   generic.Legacy[*kupenstackv1.VirtualMachine, servers.Server](a),
+		Can: generic.Capabilities[*kupenstackv1.VirtualMachine, servers.Server]{
+			List: a.ListAll, ListSince: a.ListSince, ListOwned: a.ListOwned, Claims: a.Claims, Deleting: a.Deleting,
+			Heal: &generic.Healing[*kupenstackv1.VirtualMachine, servers.Server]{Failure: a.Failure, Decide: a.Heal},
+		},
 		New:          func() *kupenstackv1.VirtualMachine { return &kupenstackv1.VirtualMachine{} },
 		NewList:      func() client.ObjectList { return &kupenstackv1.VirtualMachineList{} },
 		ListPeriod:   healthPeriod,
@@ -120,11 +125,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.Actuator[*kupenstackv1.VirtualMachine, servers.Server]     = actuator{}
-	_ generic.ChangeLister[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
-	_ generic.Healer[*kupenstackv1.VirtualMachine, servers.Server]       = actuator{}
-	_ generic.OwnedLister[*kupenstackv1.VirtualMachine, servers.Server]  = actuator{}
-	_ generic.Claimer[*kupenstackv1.VirtualMachine, servers.Server]      = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
 )
 
 // admin reads servers with the admin scope, which also shows their host; servers are created in

@@ -28,10 +28,12 @@ import (
 
 // Setup registers the Volume controller.
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
+	a := actuator{}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Volume, volumes.Volume]{
 		Name:       "Volume",
 		Controller: "volume",
-		Actuator:   actuator{},
+		Actuator:   generic.Legacy[*kupenstackv1.Volume, volumes.Volume](a),
+		Can:        generic.Capabilities[*kupenstackv1.Volume, volumes.Volume]{List: a.ListAll},
 		New:        func() *kupenstackv1.Volume { return &kupenstackv1.Volume{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.VolumeList{} },
 		// Attaching and detaching happen through VirtualMachines: a VM's change (its spec, or the
@@ -92,8 +94,7 @@ const OwnerKey = "kupenstack-owner-uid"
 type actuator struct{}
 
 var (
-	_ generic.Actuator[*kupenstackv1.Volume, volumes.Volume] = actuator{}
-	_ generic.Lister[*kupenstackv1.Volume, volumes.Volume]   = actuator{}
+	_ generic.LegacyActuator[*kupenstackv1.Volume, volumes.Volume] = actuator{}
 )
 
 // cinder is the project's block storage client; microversion 3.42 extends attached volumes.

@@ -30,4 +30,8 @@ const (
 	// ReasonResizeFailed: Nova refused or failed a VirtualMachine's resize; the server stays on
 	// its old flavor until the spec changes (to another flavor, or back).
 	ReasonResizeFailed = "ResizeFailed"
+	// ReasonDriftNotRepairable: a field was changed in OpenStack to a value OpenStack cannot
+	// change back without re-creating the resource (a volume grown out of band cannot shrink);
+	// the object stays Degraded until its spec accepts the new value or the resource is replaced.
+	ReasonDriftNotRepairable = "DriftNotRepairable"
 )

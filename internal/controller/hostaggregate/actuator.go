@@ -39,7 +39,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.HostAggregate, aggregates.Aggregate]{
 		Name:          "HostAggregate",
 		Controller:    "hostaggregate",
-		Actuator:      generic.Legacy[*kupenstackv1.HostAggregate, aggregates.Aggregate](a),
+		Actuator:      a,
 		Can:           generic.Capabilities[*kupenstackv1.HostAggregate, aggregates.Aggregate]{List: a.ListAll},
 		New:           func() *kupenstackv1.HostAggregate { return &kupenstackv1.HostAggregate{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.HostAggregateList{} },
@@ -62,7 +62,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 type actuator struct{ kube client.Reader }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.HostAggregate, aggregates.Aggregate] = actuator{}
+	_ generic.Actuator[*kupenstackv1.HostAggregate, aggregates.Aggregate] = actuator{}
 )
 
 func compute(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
@@ -184,79 +184,112 @@ func (a actuator) wantHosts(ctx context.Context, sc *gophercloud.ServiceClient, 
 	return hosts, selected, nil
 }
 
+// zoneKey is the metadata key in which Nova shows the aggregate's zone; the zone is its own field.
+const zoneKey = "availability_zone"
+
+// wantMetadata is the metadata the aggregate should carry besides its zone: the user's and the
+// owner mark.
 func wantMetadata(h *kupenstackv1.HostAggregate) map[string]string {
 	want := maps.Clone(h.Spec.Metadata)
 	if want == nil {
 		want = map[string]string{}
 	}
 	want[ownerKey] = string(h.UID)
-	want["availability_zone"] = Zone(h)
 	return want
 }
 
-// Update makes the zone, metadata and hosts match: hosts are exactly the selected compute nodes.
-func (a actuator) Update(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate, cur *aggregates.Aggregate) (*aggregates.Aggregate, bool, error) {
+// haveMetadata is the aggregate's metadata besides its zone.
+func haveMetadata(res *aggregates.Aggregate) map[string]string {
+	have := maps.Clone(res.Metadata)
+	delete(have, zoneKey)
+	return have
+}
+
+// Diff compares the zone, the metadata and the hosts. The hosts wanted are the nodes the selector
+// picks now, read from the manager's node cache (no API call), less those the last Update found
+// without nova-compute (status.nodesWithoutCompute): whether a node runs nova-compute takes a
+// Nova call, which Update makes.
+func (a actuator) Diff(_ generic.Scope, h *kupenstackv1.HostAggregate, res *aggregates.Aggregate) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, "spec.availabilityZone", Zone(h), res.AvailabilityZone)
+	generic.Map(&d, "spec.metadata", wantMetadata(h), haveMetadata(res))
+	var nodes corev1.NodeList
+	if err := a.kube.List(context.Background(), &nodes, client.MatchingLabels(kupenstackv1.LabelSet(h.Spec.NodeSelector))); err != nil {
+		// Without the nodes the hosts cannot be compared; the next pass will.
+		return d.Changes()
+	}
+	var want, selected []string
+	for _, n := range nodes.Items {
+		selected = append(selected, n.Name)
+		if !slices.Contains(h.Status.NodesWithoutCompute, n.Name) {
+			want = append(want, n.Name)
+		}
+	}
+	// A selection changed only in nodes without nova-compute changes no host, but Update still
+	// has to bring status.selectedNodes and nodesWithoutCompute up to date.
+	if !generic.SameSet(want, res.Hosts) || !generic.SameSet(selected, h.Status.SelectedNodes) {
+		d.Add("spec.nodeSelector", want, res.Hosts)
+	}
+	return d.Changes()
+}
+
+// Update makes the changes Diff found; for the hosts it asks Nova which selected nodes are
+// compute hosts, and makes the hosts exactly those.
+func (a actuator) Update(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate, cur *aggregates.Aggregate, changes generic.Changes) (*aggregates.Aggregate, error) {
 	sc, err := compute(ctx, s)
 	if err != nil {
-		return cur, false, err
+		return nil, err
 	}
-	hosts, selected, err := a.wantHosts(ctx, sc, h)
-	if err != nil {
-		return cur, false, err
-	}
-	h.Status.SelectedNodes = selected
-	h.Status.NodesWithoutCompute = nil
-	for _, n := range selected {
-		if !slices.Contains(hosts, n) {
-			h.Status.NodesWithoutCompute = append(h.Status.NodesWithoutCompute, n)
-		}
-	}
-	changed := false
-	if Zone(h) != cur.AvailabilityZone {
+	if changes.Has("spec.availabilityZone") {
 		if _, err := aggregates.Update(ctx, sc, cur.ID, aggregates.UpdateOpts{AvailabilityZone: Zone(h)}).Extract(); err != nil {
-			return cur, false, fmt.Errorf("setting the availability zone: %w", err)
-		}
-		changed = true
-	}
-	want := wantMetadata(h)
-	patch := map[string]any{}
-	for k, v := range want {
-		if cur.Metadata[k] != v {
-			patch[k] = v
+			return nil, fmt.Errorf("setting the availability zone: %w", err)
 		}
 	}
-	for k := range cur.Metadata {
-		if _, ok := want[k]; !ok {
-			patch[k] = nil // removes the key
+	if changes.Has("spec.metadata") {
+		want, have := wantMetadata(h), haveMetadata(cur)
+		patch := map[string]any{}
+		for k, v := range want {
+			if hv, ok := have[k]; !ok || hv != v {
+				patch[k] = v
+			}
 		}
-	}
-	if len(patch) > 0 {
+		for k := range have {
+			if _, ok := want[k]; !ok {
+				patch[k] = nil // removes the key
+			}
+		}
 		if _, err := aggregates.SetMetadata(ctx, sc, cur.ID, aggregates.SetMetadataOpts{Metadata: patch}).Extract(); err != nil {
-			return cur, changed, fmt.Errorf("setting the metadata: %w", err)
+			return nil, fmt.Errorf("setting the metadata: %w", err)
 		}
-		changed = true
 	}
-	for _, host := range cur.Hosts {
-		if !slices.Contains(hosts, host) {
-			if _, err := aggregates.RemoveHost(ctx, sc, cur.ID, aggregates.RemoveHostOpts{Host: host}).Extract(); err != nil {
-				return cur, changed, fmt.Errorf("removing host %s: %w", host, err)
+	if changes.Has("spec.nodeSelector") {
+		hosts, selected, err := a.wantHosts(ctx, sc, h)
+		if err != nil {
+			return nil, err
+		}
+		h.Status.SelectedNodes = selected
+		h.Status.NodesWithoutCompute = nil
+		for _, n := range selected {
+			if !slices.Contains(hosts, n) {
+				h.Status.NodesWithoutCompute = append(h.Status.NodesWithoutCompute, n)
 			}
-			changed = true
 		}
-	}
-	for _, host := range hosts {
-		if !slices.Contains(cur.Hosts, host) {
-			if _, err := aggregates.AddHost(ctx, sc, cur.ID, aggregates.AddHostOpts{Host: host}).Extract(); err != nil {
-				return cur, changed, fmt.Errorf("adding host %s: %w", host, err)
+		for _, host := range cur.Hosts {
+			if !slices.Contains(hosts, host) {
+				if _, err := aggregates.RemoveHost(ctx, sc, cur.ID, aggregates.RemoveHostOpts{Host: host}).Extract(); err != nil {
+					return nil, fmt.Errorf("removing host %s: %w", host, err)
+				}
 			}
-			changed = true
+		}
+		for _, host := range hosts {
+			if !slices.Contains(cur.Hosts, host) {
+				if _, err := aggregates.AddHost(ctx, sc, cur.ID, aggregates.AddHostOpts{Host: host}).Extract(); err != nil {
+					return nil, fmt.Errorf("adding host %s: %w", host, err)
+				}
+			}
 		}
 	}
-	if !changed {
-		return cur, false, nil
-	}
-	updated, err := aggregates.Get(ctx, sc, cur.ID).Extract()
-	return updated, true, err
+	return aggregates.Get(ctx, sc, cur.ID).Extract()
 }
 
 // Delete removes the hosts first: Nova refuses to delete an aggregate that has any.
@@ -274,17 +307,6 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *aggregates.Agg
 }
 
 func (actuator) ID(res *aggregates.Aggregate) string { return strconv.Itoa(res.ID) }
-
-// InSync compares what the list shows without asking Kubernetes: node changes have their own
-// watch.
-func (actuator) InSync(h *kupenstackv1.HostAggregate, res *aggregates.Aggregate) bool {
-	if h.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	seen := h.Status.Resource
-	return seen != nil && res.AvailabilityZone == Zone(h) && slices.Equal(sortedCopy(res.Hosts), seen.Hosts) &&
-		maps.Equal(res.Metadata, wantMetadata(h))
-}
 
 func sortedCopy(s []string) []string {
 	out := slices.Clone(s)

@@ -203,8 +203,7 @@ func (actuator) Create(ctx context.Context, s generic.Scope, h *kupenstackv1.Hos
 	return read(ctx, sc, agg, err)
 }
 
-// wantHosts are the nodes the selector picks that are compute hosts, and the nodes it picks;
-// nil, nil when the node cache cannot tell.
+// wantHosts are the nodes the selector picks that are compute hosts, and the nodes it picks.
 func (a actuator) wantHosts(h *kupenstackv1.HostAggregate, computes []string) (hosts, selected []string, err error) {
 	var nodes corev1.NodeList
 	// The manager's client reads nodes from its cache: no API call.
@@ -274,8 +273,7 @@ func without(all, some []string) []string {
 	return out
 }
 
-// Update makes the changes Diff found; for the hosts it asks Nova which selected nodes are
-// compute hosts, and makes the hosts exactly those.
+// Update makes the changes Diff found: the hosts become exactly the selected compute hosts.
 func (a actuator) Update(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate, cur *aggregate, changes generic.Changes) (*aggregate, error) {
 	sc, err := compute(ctx, s)
 	if err != nil {

@@ -27,7 +27,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Flavor, flavors.Flavor]{
 		Name:          "Flavor",
 		Controller:    "flavor",
-		Actuator:      generic.Legacy[*kupenstackv1.Flavor, flavors.Flavor](a),
+		Actuator:      a,
 		Can:           generic.Capabilities[*kupenstackv1.Flavor, flavors.Flavor]{List: a.ListAll},
 		New:           func() *kupenstackv1.Flavor { return &kupenstackv1.Flavor{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.FlavorList{} },
@@ -42,7 +42,7 @@ const ownerSpec = "kupenstack:owner-uid"
 type actuator struct{}
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Flavor, flavors.Flavor] = actuator{}
+	_ generic.Actuator[*kupenstackv1.Flavor, flavors.Flavor] = actuator{}
 )
 
 func name(f *kupenstackv1.Flavor) string {
@@ -144,44 +144,49 @@ func wantSpecs(f *kupenstackv1.Flavor) map[string]string {
 	return want
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor, cur *flavors.Flavor) (*flavors.Flavor, bool, error) {
+// Diff compares what Nova lets change after creation: the description and the extra specs (the
+// owner spec included). Nova has no update for name, sizes or isPublic (all immutable in the spec
+// too). Flavor access lists are not compared: the spec declares none, and for a private flavor
+// they are the admin's to grant.
+func (actuator) Diff(_ generic.Scope, f *kupenstackv1.Flavor, res *flavors.Flavor) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, "spec.description", f.Spec.Description, res.Description)
+	generic.Map(&d, "spec.extraSpecs", wantSpecs(f), res.ExtraSpecs)
+	return d.Changes()
+}
+
+func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.Flavor, cur *flavors.Flavor, changes generic.Changes) (*flavors.Flavor, error) {
 	sc, err := nova(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	changed := false
-	if cur.Description != f.Spec.Description {
+	if changes.Has("spec.description") {
 		if _, err := flavors.Update(ctx, sc, cur.ID, flavors.UpdateOpts{Description: f.Spec.Description}).Extract(); err != nil {
-			return cur, false, err
-		}
-		changed = true
-	}
-	want := wantSpecs(f)
-	missing := map[string]string{}
-	for k, v := range want {
-		if cur.ExtraSpecs[k] != v {
-			missing[k] = v
+			return nil, err
 		}
 	}
-	if len(missing) > 0 {
-		if _, err := flavors.CreateExtraSpecs(ctx, sc, cur.ID, flavors.ExtraSpecsOpts(missing)).Extract(); err != nil {
-			return cur, changed, fmt.Errorf("setting extra specs: %w", err)
-		}
-		changed = true
-	}
-	for k := range cur.ExtraSpecs {
-		if _, ok := want[k]; !ok {
-			if err := flavors.DeleteExtraSpec(ctx, sc, cur.ID, k).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
-				return cur, changed, fmt.Errorf("removing extra spec %s: %w", k, err)
+	if changes.Has("spec.extraSpecs") {
+		want := wantSpecs(f)
+		missing := map[string]string{}
+		for k, v := range want {
+			if cur.ExtraSpecs[k] != v {
+				missing[k] = v
 			}
-			changed = true
+		}
+		if len(missing) > 0 {
+			if _, err := flavors.CreateExtraSpecs(ctx, sc, cur.ID, flavors.ExtraSpecsOpts(missing)).Extract(); err != nil {
+				return nil, fmt.Errorf("setting extra specs: %w", err)
+			}
+		}
+		for k := range cur.ExtraSpecs {
+			if _, ok := want[k]; !ok {
+				if err := flavors.DeleteExtraSpec(ctx, sc, cur.ID, k).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
+					return nil, fmt.Errorf("removing extra spec %s: %w", k, err)
+				}
+			}
 		}
 	}
-	if !changed {
-		return cur, false, nil
-	}
-	res, err := a.Get(ctx, s, cur.ID)
-	return res, true, err
+	return a.Get(ctx, s, cur.ID)
 }
 
 func (actuator) Delete(ctx context.Context, s generic.Scope, res *flavors.Flavor) error {
@@ -193,11 +198,6 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *flavors.Flavor
 }
 
 func (actuator) ID(res *flavors.Flavor) string { return res.ID }
-
-func (actuator) InSync(f *kupenstackv1.Flavor, res *flavors.Flavor) bool {
-	return f.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged ||
-		(res.Description == f.Spec.Description && maps.Equal(wantSpecs(f), res.ExtraSpecs))
-}
 
 func (actuator) Observe(f *kupenstackv1.Flavor, res *flavors.Flavor) (bool, string) {
 	specs := maps.Clone(res.ExtraSpecs)

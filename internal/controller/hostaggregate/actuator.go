@@ -36,11 +36,11 @@ const ownerKey = "kupenstack:owner-uid"
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	kube := mgr.GetClient()
 	a := actuator{kube: kube}
-	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.HostAggregate, aggregates.Aggregate]{
+	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.HostAggregate, aggregate]{
 		Name:          "HostAggregate",
 		Controller:    "hostaggregate",
-		Actuator:      generic.Legacy[*kupenstackv1.HostAggregate, aggregates.Aggregate](a),
-		Can:           generic.Capabilities[*kupenstackv1.HostAggregate, aggregates.Aggregate]{List: a.ListAll},
+		Actuator:      a,
+		Can:           generic.Capabilities[*kupenstackv1.HostAggregate, aggregate]{List: a.ListAll},
 		New:           func() *kupenstackv1.HostAggregate { return &kupenstackv1.HostAggregate{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.HostAggregateList{} },
 		ClusterScoped: true,
@@ -62,8 +62,42 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 type actuator struct{ kube client.Reader }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.HostAggregate, aggregates.Aggregate] = actuator{}
+	_ generic.Actuator[*kupenstackv1.HostAggregate, aggregate] = actuator{}
 )
+
+// aggregate is a Nova aggregate as the actuator reads it: with the cloud's compute hosts of the
+// same moment, so that Diff can tell which selected nodes should be hosts without a Nova call.
+type aggregate struct {
+	aggregates.Aggregate
+	// computes are the hosts that run nova-compute.
+	computes []string
+}
+
+// computeHosts are the hosts that run nova-compute.
+func computeHosts(ctx context.Context, sc *gophercloud.ServiceClient) ([]string, error) {
+	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute"}).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := services.ExtractServices(pages)
+	var hosts []string
+	for _, c := range found {
+		hosts = append(hosts, c.Host)
+	}
+	return hosts, err
+}
+
+// read adds the compute hosts to an aggregate Nova returned.
+func read(ctx context.Context, sc *gophercloud.ServiceClient, agg *aggregates.Aggregate, err error) (*aggregate, error) {
+	if err != nil {
+		return nil, err
+	}
+	computes, err := computeHosts(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	return &aggregate{Aggregate: *agg, computes: computes}, nil
+}
 
 func compute(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
 	return nova.ClientFor(ctx, s, "", "2.41")
@@ -85,7 +119,7 @@ func numericID(id string) (int, error) {
 	return n, nil
 }
 
-func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*aggregates.Aggregate, error) {
+func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*aggregate, error) {
 	n, err := numericID(id)
 	if err != nil {
 		return nil, err
@@ -94,10 +128,12 @@ func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*aggregate
 	if err != nil {
 		return nil, err
 	}
-	return aggregates.Get(ctx, sc, n).Extract()
+	agg, err := aggregates.Get(ctx, sc, n).Extract()
+	return read(ctx, sc, agg, err)
 }
 
-func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*aggregates.Aggregate, error) {
+// ListAll lists the aggregates, with one list of the compute hosts for all of them.
+func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*aggregate, error) {
 	sc, err := compute(ctx, s)
 	if err != nil {
 		return nil, err
@@ -106,12 +142,24 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*aggregates.Agg
 	if err != nil {
 		return nil, err
 	}
-	return generic.Pointers(aggregates.ExtractAggregates(pages))
+	found, err := aggregates.ExtractAggregates(pages)
+	if err != nil {
+		return nil, err
+	}
+	computes, err := computeHosts(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*aggregate, len(found))
+	for i := range found {
+		out[i] = &aggregate{Aggregate: found[i], computes: computes}
+	}
+	return out, nil
 }
 
-func (a actuator) byName(ctx context.Context, s generic.Scope, name string) ([]aggregates.Aggregate, error) {
+func (a actuator) byName(ctx context.Context, s generic.Scope, name string) ([]aggregate, error) {
 	all, err := a.ListAll(ctx, s)
-	var out []aggregates.Aggregate
+	var out []aggregate
 	for _, agg := range all {
 		if agg.Name == name {
 			out = append(out, *agg)
@@ -122,7 +170,7 @@ func (a actuator) byName(ctx context.Context, s generic.Scope, name string) ([]a
 
 // FindOwned finds the aggregate carrying this object's UID. Nova aggregate names are unique, so
 // one of the object's name without the mark belongs to someone else: never taken over silently.
-func (a actuator) FindOwned(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregates.Aggregate, error) {
+func (a actuator) FindOwned(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregate, error) {
 	found, err := a.byName(ctx, s, h.Name)
 	if err != nil || len(found) == 0 {
 		return nil, err
@@ -133,14 +181,14 @@ func (a actuator) FindOwned(ctx context.Context, s generic.Scope, h *kupenstackv
 	return &found[0], nil
 }
 
-func (a actuator) FindImport(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregates.Aggregate, error) {
+func (a actuator) FindImport(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregate, error) {
 	return generic.FindImport(h.Spec.Import,
-		func(id string) (*aggregates.Aggregate, error) { return a.Get(ctx, s, id) },
-		func(name string) ([]aggregates.Aggregate, error) { return a.byName(ctx, s, name) })
+		func(id string) (*aggregate, error) { return a.Get(ctx, s, id) },
+		func(name string) ([]aggregate, error) { return a.byName(ctx, s, name) })
 }
 
 // Create creates the aggregate with its zone and owner mark; hosts and metadata follow in Update.
-func (actuator) Create(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregates.Aggregate, error) {
+func (actuator) Create(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate) (*aggregate, error) {
 	sc, err := compute(ctx, s)
 	if err != nil {
 		return nil, err
@@ -151,31 +199,20 @@ func (actuator) Create(ctx context.Context, s generic.Scope, h *kupenstackv1.Hos
 	}
 	// Not atomic with the create: a crash in between leaves an unmarked aggregate of this name,
 	// which FindOwned then refuses; the owner sees InvalidConfiguration and can import it.
-	return aggregates.SetMetadata(ctx, sc, agg.ID, aggregates.SetMetadataOpts{Metadata: map[string]any{ownerKey: string(h.UID)}}).Extract()
+	agg, err = aggregates.SetMetadata(ctx, sc, agg.ID, aggregates.SetMetadataOpts{Metadata: map[string]any{ownerKey: string(h.UID)}}).Extract()
+	return read(ctx, sc, agg, err)
 }
 
-// wantHosts are the selected nodes that Nova knows as compute hosts, and the selected nodes.
-func (a actuator) wantHosts(ctx context.Context, sc *gophercloud.ServiceClient, h *kupenstackv1.HostAggregate) ([]string, []string, error) {
+// wantHosts are the nodes the selector picks that are compute hosts, and the nodes it picks.
+func (a actuator) wantHosts(h *kupenstackv1.HostAggregate, computes []string) (hosts, selected []string, err error) {
 	var nodes corev1.NodeList
-	if err := a.kube.List(ctx, &nodes, client.MatchingLabels(kupenstackv1.LabelSet(h.Spec.NodeSelector))); err != nil {
+	// The manager's client reads nodes from its cache: no API call.
+	if err := a.kube.List(context.Background(), &nodes, client.MatchingLabels(kupenstackv1.LabelSet(h.Spec.NodeSelector))); err != nil {
 		return nil, nil, err
 	}
-	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute"}).AllPages(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	computes, err := services.ExtractServices(pages)
-	if err != nil {
-		return nil, nil, err
-	}
-	known := map[string]bool{}
-	for _, c := range computes {
-		known[c.Host] = true
-	}
-	var hosts, selected []string
 	for _, n := range nodes.Items {
 		selected = append(selected, n.Name)
-		if known[n.Name] {
+		if slices.Contains(computes, n.Name) {
 			hosts = append(hosts, n.Name)
 		}
 	}
@@ -184,83 +221,113 @@ func (a actuator) wantHosts(ctx context.Context, sc *gophercloud.ServiceClient, 
 	return hosts, selected, nil
 }
 
+// zoneKey is the metadata key in which Nova shows the aggregate's zone; the zone is its own field.
+const zoneKey = "availability_zone"
+
+// wantMetadata is the metadata the aggregate should carry besides its zone: the user's and the
+// owner mark.
 func wantMetadata(h *kupenstackv1.HostAggregate) map[string]string {
 	want := maps.Clone(h.Spec.Metadata)
 	if want == nil {
 		want = map[string]string{}
 	}
 	want[ownerKey] = string(h.UID)
-	want["availability_zone"] = Zone(h)
 	return want
 }
 
-// Update makes the zone, metadata and hosts match: hosts are exactly the selected compute nodes.
-func (a actuator) Update(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate, cur *aggregates.Aggregate) (*aggregates.Aggregate, bool, error) {
+// haveMetadata is the aggregate's metadata besides its zone.
+func haveMetadata(res *aggregate) map[string]string {
+	have := maps.Clone(res.Metadata)
+	delete(have, zoneKey)
+	return have
+}
+
+// Diff compares the zone, the metadata and the hosts: the nodes the selector picks now (from the
+// manager's node cache) that run nova-compute (as read with the aggregate). A changed selection
+// of nodes without nova-compute changes no host but is one too: Update brings
+// status.selectedNodes and nodesWithoutCompute up to date.
+func (a actuator) Diff(_ generic.Scope, h *kupenstackv1.HostAggregate, res *aggregate) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, "spec.availabilityZone", Zone(h), res.AvailabilityZone)
+	generic.Map(&d, "spec.metadata", wantMetadata(h), haveMetadata(res))
+	hosts, selected, err := a.wantHosts(h, res.computes)
+	if err != nil {
+		// Without the nodes the hosts cannot be compared; the next pass will.
+		return d.Changes()
+	}
+	if !generic.SameSet(hosts, res.Hosts) || !generic.SameSet(selected, h.Status.SelectedNodes) ||
+		!generic.SameSet(without(selected, hosts), h.Status.NodesWithoutCompute) {
+		d.Add("spec.nodeSelector", hosts, res.Hosts)
+	}
+	return d.Changes()
+}
+
+// without is the elements of all that are not in some.
+func without(all, some []string) []string {
+	var out []string
+	for _, x := range all {
+		if !slices.Contains(some, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Update makes the changes Diff found: the hosts become exactly the selected compute hosts.
+func (a actuator) Update(ctx context.Context, s generic.Scope, h *kupenstackv1.HostAggregate, cur *aggregate, changes generic.Changes) (*aggregate, error) {
 	sc, err := compute(ctx, s)
 	if err != nil {
-		return cur, false, err
+		return nil, err
 	}
-	hosts, selected, err := a.wantHosts(ctx, sc, h)
-	if err != nil {
-		return cur, false, err
-	}
-	h.Status.SelectedNodes = selected
-	h.Status.NodesWithoutCompute = nil
-	for _, n := range selected {
-		if !slices.Contains(hosts, n) {
-			h.Status.NodesWithoutCompute = append(h.Status.NodesWithoutCompute, n)
-		}
-	}
-	changed := false
-	if Zone(h) != cur.AvailabilityZone {
+	if changes.Has("spec.availabilityZone") {
 		if _, err := aggregates.Update(ctx, sc, cur.ID, aggregates.UpdateOpts{AvailabilityZone: Zone(h)}).Extract(); err != nil {
-			return cur, false, fmt.Errorf("setting the availability zone: %w", err)
-		}
-		changed = true
-	}
-	want := wantMetadata(h)
-	patch := map[string]any{}
-	for k, v := range want {
-		if cur.Metadata[k] != v {
-			patch[k] = v
+			return nil, fmt.Errorf("setting the availability zone: %w", err)
 		}
 	}
-	for k := range cur.Metadata {
-		if _, ok := want[k]; !ok {
-			patch[k] = nil // removes the key
+	if changes.Has("spec.metadata") {
+		want, have := wantMetadata(h), haveMetadata(cur)
+		patch := map[string]any{}
+		for k, v := range want {
+			if hv, ok := have[k]; !ok || hv != v {
+				patch[k] = v
+			}
 		}
-	}
-	if len(patch) > 0 {
+		for k := range have {
+			if _, ok := want[k]; !ok {
+				patch[k] = nil // removes the key
+			}
+		}
 		if _, err := aggregates.SetMetadata(ctx, sc, cur.ID, aggregates.SetMetadataOpts{Metadata: patch}).Extract(); err != nil {
-			return cur, changed, fmt.Errorf("setting the metadata: %w", err)
+			return nil, fmt.Errorf("setting the metadata: %w", err)
 		}
-		changed = true
 	}
-	for _, host := range cur.Hosts {
-		if !slices.Contains(hosts, host) {
-			if _, err := aggregates.RemoveHost(ctx, sc, cur.ID, aggregates.RemoveHostOpts{Host: host}).Extract(); err != nil {
-				return cur, changed, fmt.Errorf("removing host %s: %w", host, err)
+	if changes.Has("spec.nodeSelector") {
+		hosts, selected, err := a.wantHosts(h, cur.computes)
+		if err != nil {
+			return nil, err
+		}
+		h.Status.SelectedNodes, h.Status.NodesWithoutCompute = selected, without(selected, hosts)
+		for _, host := range cur.Hosts {
+			if !slices.Contains(hosts, host) {
+				if _, err := aggregates.RemoveHost(ctx, sc, cur.ID, aggregates.RemoveHostOpts{Host: host}).Extract(); err != nil {
+					return nil, fmt.Errorf("removing host %s: %w", host, err)
+				}
 			}
-			changed = true
 		}
-	}
-	for _, host := range hosts {
-		if !slices.Contains(cur.Hosts, host) {
-			if _, err := aggregates.AddHost(ctx, sc, cur.ID, aggregates.AddHostOpts{Host: host}).Extract(); err != nil {
-				return cur, changed, fmt.Errorf("adding host %s: %w", host, err)
+		for _, host := range hosts {
+			if !slices.Contains(cur.Hosts, host) {
+				if _, err := aggregates.AddHost(ctx, sc, cur.ID, aggregates.AddHostOpts{Host: host}).Extract(); err != nil {
+					return nil, fmt.Errorf("adding host %s: %w", host, err)
+				}
 			}
-			changed = true
 		}
 	}
-	if !changed {
-		return cur, false, nil
-	}
-	updated, err := aggregates.Get(ctx, sc, cur.ID).Extract()
-	return updated, true, err
+	agg, err := aggregates.Get(ctx, sc, cur.ID).Extract()
+	return read(ctx, sc, agg, err)
 }
 
 // Delete removes the hosts first: Nova refuses to delete an aggregate that has any.
-func (actuator) Delete(ctx context.Context, s generic.Scope, res *aggregates.Aggregate) error {
+func (actuator) Delete(ctx context.Context, s generic.Scope, res *aggregate) error {
 	sc, err := compute(ctx, s)
 	if err != nil {
 		return err
@@ -273,18 +340,7 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *aggregates.Agg
 	return aggregates.Delete(ctx, sc, res.ID).ExtractErr()
 }
 
-func (actuator) ID(res *aggregates.Aggregate) string { return strconv.Itoa(res.ID) }
-
-// InSync compares what the list shows without asking Kubernetes: node changes have their own
-// watch.
-func (actuator) InSync(h *kupenstackv1.HostAggregate, res *aggregates.Aggregate) bool {
-	if h.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	seen := h.Status.Resource
-	return seen != nil && res.AvailabilityZone == Zone(h) && slices.Equal(sortedCopy(res.Hosts), seen.Hosts) &&
-		maps.Equal(res.Metadata, wantMetadata(h))
-}
+func (actuator) ID(res *aggregate) string { return strconv.Itoa(res.ID) }
 
 func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
@@ -292,7 +348,7 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-func (actuator) Observe(h *kupenstackv1.HostAggregate, res *aggregates.Aggregate) (bool, string) {
+func (actuator) Observe(h *kupenstackv1.HostAggregate, res *aggregate) (bool, string) {
 	h.Status.Resource = &kupenstackv1.HostAggregateResourceStatus{
 		Name: res.Name, AvailabilityZone: res.AvailabilityZone, Hosts: sortedCopy(res.Hosts), Metadata: res.Metadata,
 	}

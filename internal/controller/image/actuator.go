@@ -34,7 +34,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, sources Sou
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Image, images.Image]{
 		Name:       "Image",
 		Controller: "image",
-		Actuator:   generic.Legacy[*kupenstackv1.Image, images.Image](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Image, images.Image]{List: a.ListAll},
 		New:        func() *kupenstackv1.Image { return &kupenstackv1.Image{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.ImageList{} },
@@ -48,7 +48,7 @@ func SetupPublic(ctx context.Context, mgr ctrl.Manager, o generic.Options, sourc
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.PublicImage, images.Image]{
 		Name:          "PublicImage",
 		Controller:    "publicimage",
-		Actuator:      generic.Legacy[*kupenstackv1.PublicImage, images.Image](a),
+		Actuator:      a,
 		Can:           generic.Capabilities[*kupenstackv1.PublicImage, images.Image]{List: a.ListAll},
 		New:           func() *kupenstackv1.PublicImage { return &kupenstackv1.PublicImage{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.PublicImageList{} },
@@ -87,8 +87,8 @@ type actuator[O object] struct {
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Image, images.Image]       = actuator[*kupenstackv1.Image]{}
-	_ generic.LegacyActuator[*kupenstackv1.PublicImage, images.Image] = actuator[*kupenstackv1.PublicImage]{}
+	_ generic.Actuator[*kupenstackv1.Image, images.Image]       = actuator[*kupenstackv1.Image]{}
+	_ generic.Actuator[*kupenstackv1.PublicImage, images.Image] = actuator[*kupenstackv1.PublicImage]{}
 )
 
 func glance(ctx context.Context, s generic.Scope) (*gophercloud.ServiceClient, error) {
@@ -199,74 +199,98 @@ func (a actuator[O]) Create(ctx context.Context, s generic.Scope, i O) (*images.
 	}).Extract()
 }
 
-// Update uploads the data of a queued image (also one left queued by a crash or a failed
-// upload), then brings the mutable fields in line with one JSON patch.
-func (a actuator[O]) Update(ctx context.Context, s generic.Scope, i O, cur *images.Image) (*images.Image, bool, error) {
-	sc, err := glance(ctx, s)
-	if err != nil {
-		return nil, false, err
-	}
-	uploaded := false
+// dataField is the change that stands for the image's data: a queued image (also one left queued
+// by a crash or a failed upload) still needs its upload, a killed one (Glance failed to store the
+// data) re-creating.
+const dataField = "spec.source"
+
+// Diff compares the fields Glance lets change (name, visibility, min disk and RAM, tags and
+// properties) and whether the data is still to upload. Protected is not compared: the spec has no
+// such field, and it is the admin's. Disk and container format cannot change once data is there
+// (immutable in the spec too).
+func (a actuator[O]) Diff(_ generic.Scope, i O, res *images.Image) generic.Changes {
+	var d generic.Diff
+	c := i.GetImageContent()
 	switch {
-	case cur.Status == images.ImageStatusKilled:
-		// Glance failed to store the data; the image is unusable. Delete it: the next pass
-		// creates it again.
-		if err := images.Delete(ctx, sc, cur.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
-			return cur, false, err
-		}
-		return cur, false, generic.WaitFor("Glance failed to store the image data (status killed); creating the image again", 5*time.Second)
-	case cur.Status == images.ImageStatusQueued && i.GetImageContent().Source != nil:
-		if err := upload(ctx, a.sources, sc, cur.ID, i.GetImageContent().Source); err != nil {
-			return cur, false, err
-		}
-		if cur, err = a.Get(ctx, s, cur.ID); err != nil {
-			return nil, true, err
-		}
-		uploaded = true
+	case res.Status == images.ImageStatusKilled:
+		d.Add(dataField, images.ImageStatusActive, res.Status)
+	case res.Status == images.ImageStatusQueued && c.Source != nil:
+		d.Add(dataField, "uploaded", res.Status)
 	}
-	patch := a.patch(i, cur)
-	if len(patch) == 0 {
-		return cur, uploaded, nil
+	generic.Value(&d, "spec.name", name(i), res.Name)
+	// The API defaults an Image's visibility to private (a PublicImage's is public); unset, Glance's
+	// stays.
+	if want := a.visibility(i); want != "" {
+		generic.Value(&d, "spec.visibility", want, res.Visibility)
 	}
-	updated, err := images.Update(ctx, sc, cur.ID, patch).Extract()
-	if err != nil {
-		return cur, uploaded, err
-	}
-	return updated, true, nil
+	generic.Value(&d, "spec.minDiskGiB", c.MinDiskGiB, res.MinDiskGigabytes)
+	generic.Value(&d, "spec.minRamMiB", c.MinRAMMiB, res.MinRAMMegabytes)
+	generic.Set(&d, "spec.tags", tags(i), res.Tags)
+	generic.Map(&d, "spec.properties", c.Properties, properties(res))
+	return d.Changes()
 }
 
-// patch lists the changes that bring res in line with the spec.
-func (a actuator[O]) patch(i O, res *images.Image) images.UpdateOpts {
-	c := i.GetImageContent()
-	var patch images.UpdateOpts
-	if want := name(i); res.Name != want {
-		patch = append(patch, images.ReplaceImageName{NewName: want})
+// Update uploads the data of a queued image (or deletes a killed one, for the next pass to
+// create again), then makes the field changes with one JSON patch.
+func (a actuator[O]) Update(ctx context.Context, s generic.Scope, i O, cur *images.Image, changes generic.Changes) (*images.Image, error) {
+	sc, err := glance(ctx, s)
+	if err != nil {
+		return nil, err
 	}
-	if want := a.visibility(i); want != "" && res.Visibility != want {
-		patch = append(patch, images.UpdateVisibility{Visibility: want})
-	}
-	if res.MinDiskGigabytes != c.MinDiskGiB {
-		patch = append(patch, images.ReplaceImageMinDisk{NewMinDisk: c.MinDiskGiB})
-	}
-	if res.MinRAMMegabytes != c.MinRAMMiB {
-		patch = append(patch, images.ReplaceImageMinRam{NewMinRam: c.MinRAMMiB})
-	}
-	if want := tags(i); !sameSet(want, res.Tags) {
-		patch = append(patch, images.ReplaceImageTags{NewTags: want})
-	}
-	have := properties(res)
-	for _, k := range slices.Sorted(maps.Keys(c.Properties)) {
-		v, ok := have[k]
-		switch {
-		case !ok:
-			patch = append(patch, property{op: "add", name: k, value: c.Properties[k]})
-		case v != c.Properties[k]:
-			patch = append(patch, property{op: "replace", name: k, value: c.Properties[k]})
+	if changes.Has(dataField) {
+		switch cur.Status {
+		case images.ImageStatusKilled:
+			if err := images.Delete(ctx, sc, cur.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
+				return nil, err
+			}
+			return nil, generic.WaitFor("Glance failed to store the image data (status killed); creating the image again", 5*time.Second)
+		case images.ImageStatusQueued:
+			if err := upload(ctx, a.sources, sc, cur.ID, i.GetImageContent().Source); err != nil {
+				return nil, err
+			}
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(have)) {
-		if _, ok := c.Properties[k]; !ok {
-			patch = append(patch, property{op: "remove", name: k})
+	patch := a.patch(i, cur, changes)
+	if len(patch) == 0 {
+		return a.Get(ctx, s, cur.ID)
+	}
+	return images.Update(ctx, sc, cur.ID, patch).Extract()
+}
+
+// patch is the JSON patch of the changed fields.
+func (a actuator[O]) patch(i O, res *images.Image, changes generic.Changes) images.UpdateOpts {
+	c := i.GetImageContent()
+	var patch images.UpdateOpts
+	if changes.Has("spec.name") {
+		patch = append(patch, images.ReplaceImageName{NewName: name(i)})
+	}
+	if changes.Has("spec.visibility") {
+		patch = append(patch, images.UpdateVisibility{Visibility: a.visibility(i)})
+	}
+	if changes.Has("spec.minDiskGiB") {
+		patch = append(patch, images.ReplaceImageMinDisk{NewMinDisk: c.MinDiskGiB})
+	}
+	if changes.Has("spec.minRamMiB") {
+		patch = append(patch, images.ReplaceImageMinRam{NewMinRam: c.MinRAMMiB})
+	}
+	if changes.Has("spec.tags") {
+		patch = append(patch, images.ReplaceImageTags{NewTags: tags(i)})
+	}
+	if changes.Has("spec.properties") {
+		have := properties(res)
+		for _, k := range slices.Sorted(maps.Keys(c.Properties)) {
+			v, ok := have[k]
+			switch {
+			case !ok:
+				patch = append(patch, property{op: "add", name: k, value: c.Properties[k]})
+			case v != c.Properties[k]:
+				patch = append(patch, property{op: "replace", name: k, value: c.Properties[k]})
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(have)) {
+			if _, ok := c.Properties[k]; !ok {
+				patch = append(patch, property{op: "remove", name: k})
+			}
 		}
 	}
 	return patch
@@ -283,13 +307,6 @@ func (p property) ToImagePatchMap() map[string]any {
 	return m
 }
 
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
-}
-
 func (actuator[O]) Delete(ctx context.Context, s generic.Scope, res *images.Image) error {
 	sc, err := glance(ctx, s)
 	if err != nil {
@@ -304,14 +321,6 @@ func (actuator[O]) ID(res *images.Image) string { return res.ID }
 // imported images are checked too; with the admin scope (PublicImages), every image.
 func (actuator[O]) ListAll(ctx context.Context, s generic.Scope) ([]*images.Image, error) {
 	return generic.Pointers(list(ctx, s, images.ListOpts{}))
-}
-
-// InSync: an image still waiting for its data, or whose mutable fields differ, is not.
-func (a actuator[O]) InSync(i O, res *images.Image) bool {
-	if i.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	return res.Status != images.ImageStatusQueued && len(a.patch(i, res)) == 0
 }
 
 func (actuator[O]) Observe(i O, res *images.Image) (bool, string) {

@@ -32,29 +32,36 @@ func TestOneActuatorBothKinds(t *testing.T) {
 		return append(p, images.ReplaceImageMinDisk{NewMinDisk: 2}, property{op: "replace", name: "os_distro", value: "ubuntu"})
 	}
 	ia, pa := imageActuator(SourcePolicy{}), publicImageActuator(SourcePolicy{})
+	// ipatch and ppatch are the patches Update makes for the changes Diff finds.
+	ipatch := func(i *kupenstackv1.Image, r *images.Image) images.UpdateOpts {
+		return ia.patch(i, r, ia.Diff(generic.Scope{}, i, r))
+	}
+	ppatch := func(i *kupenstackv1.PublicImage, r *images.Image) images.UpdateOpts {
+		return pa.patch(i, r, pa.Diff(generic.Scope{}, i, r))
+	}
 
-	if got := pa.patch(pub, res(images.ImageVisibilityPrivate)); !reflect.DeepEqual(got, want(images.ImageVisibilityPublic)) {
+	if got := ppatch(pub, res(images.ImageVisibilityPrivate)); !reflect.DeepEqual(got, want(images.ImageVisibilityPublic)) {
 		t.Errorf("PublicImage patch of a private image = %#v", got)
 	}
-	if got := pa.patch(pub, res(images.ImageVisibilityPublic)); !reflect.DeepEqual(got, want("")) {
+	if got := ppatch(pub, res(images.ImageVisibilityPublic)); !reflect.DeepEqual(got, want("")) {
 		t.Errorf("PublicImage patch of a public image = %#v", got)
 	}
-	if got := ia.patch(img, res(images.ImageVisibilityPublic)); !reflect.DeepEqual(got, want(images.ImageVisibilityPrivate)) {
+	if got := ipatch(img, res(images.ImageVisibilityPublic)); !reflect.DeepEqual(got, want(images.ImageVisibilityPrivate)) {
 		t.Errorf("Image patch of a public image = %#v", got)
 	}
-	if got := ia.patch(img, res(images.ImageVisibilityPrivate)); !reflect.DeepEqual(got, want("")) {
+	if got := ipatch(img, res(images.ImageVisibilityPrivate)); !reflect.DeepEqual(got, want("")) {
 		t.Errorf("Image patch of a private image = %#v", got)
 	}
 
 	// In sync once Glance matches: for a PublicImage that includes being public.
 	ok := res(images.ImageVisibilityPublic)
 	ok.MinDiskGigabytes, ok.Properties = 2, map[string]any{"os_distro": "ubuntu"}
-	if !pa.InSync(pub, ok) {
-		t.Error("a public image matching the PublicImage is not in sync")
+	if changes := pa.Diff(generic.Scope{}, pub, ok); len(changes) > 0 {
+		t.Errorf("a public image matching the PublicImage differs in %s", changes)
 	}
 	ok.Visibility = images.ImageVisibilityCommunity
-	if pa.InSync(pub, ok) {
-		t.Error("a community image is in sync with a PublicImage")
+	if changes := pa.Diff(generic.Scope{}, pub, ok); !changes.Has("spec.visibility") || len(changes) != 1 {
+		t.Errorf("a community image differs from a PublicImage in %q, not in spec.visibility", changes.Fields())
 	}
 
 	// Observe writes the one status type both kinds share.

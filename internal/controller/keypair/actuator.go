@@ -29,7 +29,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.KeyPair, keypairs.KeyPair]{
 		Name:       "KeyPair",
 		Controller: "keypair",
-		Actuator:   generic.Legacy[*kupenstackv1.KeyPair, keypairs.KeyPair](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.KeyPair, keypairs.KeyPair]{List: a.ListAll, SameListInEveryProject: true},
 		New:        func() *kupenstackv1.KeyPair { return &kupenstackv1.KeyPair{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.KeyPairList{} },
@@ -43,7 +43,7 @@ func NovaName(k *kupenstackv1.KeyPair) string { return k.Namespace + "_" + k.Nam
 type actuator struct{}
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.KeyPair, keypairs.KeyPair] = actuator{}
+	_ generic.Actuator[*kupenstackv1.KeyPair, keypairs.KeyPair] = actuator{}
 )
 
 // nova returns the compute client; microversion 2.2 brings key pair types (x509).
@@ -122,9 +122,17 @@ func CheckPublicKey(typ, key string) error {
 	return nil
 }
 
-// Update has nothing to do: Nova key pairs are immutable, and so is the spec.
-func (actuator) Update(_ context.Context, _ generic.Scope, _ *kupenstackv1.KeyPair, cur *keypairs.KeyPair) (*keypairs.KeyPair, bool, error) {
-	return cur, false, nil
+// Diff finds nothing: a Nova key pair has no field that can change after creation (no update
+// API), and its spec (publicKey, type) is immutable too. A key pair deleted and re-made with
+// another key under the same name is a different key pair, found by FindOwned's key check when
+// the object is re-created, not a drift Update could set back.
+func (actuator) Diff(generic.Scope, *kupenstackv1.KeyPair, *keypairs.KeyPair) generic.Changes {
+	return nil
+}
+
+// Update is never called, since Diff finds no changes; were it, there is nothing it could do.
+func (actuator) Update(_ context.Context, _ generic.Scope, _ *kupenstackv1.KeyPair, cur *keypairs.KeyPair, changes generic.Changes) (*keypairs.KeyPair, error) {
+	return cur, fmt.Errorf("key pairs cannot be updated (asked to change %s)", changes)
 }
 
 func (actuator) Delete(ctx context.Context, s generic.Scope, res *keypairs.KeyPair) error {
@@ -151,10 +159,6 @@ func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*keypairs.KeyPa
 		return nil, err
 	}
 	return generic.Pointers(keypairs.ExtractKeyPairs(pages))
-}
-
-func (actuator) InSync(k *kupenstackv1.KeyPair, res *keypairs.KeyPair) bool {
-	return k.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged || sameKey(k.Spec.PublicKey, res.PublicKey)
 }
 
 func (actuator) Observe(k *kupenstackv1.KeyPair, res *keypairs.KeyPair) (bool, string) {

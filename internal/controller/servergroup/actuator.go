@@ -25,7 +25,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.ServerGroup, servergroups.ServerGroup]{
 		Name:       "ServerGroup",
 		Controller: "servergroup",
-		Actuator:   generic.Legacy[*kupenstackv1.ServerGroup, servergroups.ServerGroup](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.ServerGroup, servergroups.ServerGroup]{List: a.ListAll},
 		New:        func() *kupenstackv1.ServerGroup { return &kupenstackv1.ServerGroup{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.ServerGroupList{} },
@@ -35,7 +35,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 type actuator struct{}
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.ServerGroup, servergroups.ServerGroup] = actuator{}
+	_ generic.Actuator[*kupenstackv1.ServerGroup, servergroups.ServerGroup] = actuator{}
 )
 
 // compute is the project's Nova client; 2.64 has the single policy and its rules.
@@ -113,9 +113,15 @@ func (actuator) Create(ctx context.Context, s generic.Scope, g *kupenstackv1.Ser
 	return servergroups.Create(ctx, sc, opts).Extract()
 }
 
-// Update has nothing to do: Nova server groups cannot change, and neither can the spec.
-func (actuator) Update(_ context.Context, _ generic.Scope, _ *kupenstackv1.ServerGroup, cur *servergroups.ServerGroup) (*servergroups.ServerGroup, bool, error) {
-	return cur, false, nil
+// Diff finds nothing: Nova has no update API for server groups (name, policy and rules are
+// fixed at creation), and the spec's policy and maxServersPerHost are immutable too.
+func (actuator) Diff(generic.Scope, *kupenstackv1.ServerGroup, *servergroups.ServerGroup) generic.Changes {
+	return nil
+}
+
+// Update is never called, since Diff finds no changes; were it, there is nothing it could do.
+func (actuator) Update(_ context.Context, _ generic.Scope, _ *kupenstackv1.ServerGroup, cur *servergroups.ServerGroup, changes generic.Changes) (*servergroups.ServerGroup, error) {
+	return cur, fmt.Errorf("server groups cannot be updated (asked to change %s)", changes)
 }
 
 func (actuator) Delete(ctx context.Context, s generic.Scope, res *servergroups.ServerGroup) error {
@@ -127,8 +133,6 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *servergroups.S
 }
 
 func (actuator) ID(res *servergroups.ServerGroup) string { return res.ID }
-
-func (actuator) InSync(_ *kupenstackv1.ServerGroup, _ *servergroups.ServerGroup) bool { return true }
 
 func policy(g *servergroups.ServerGroup) string {
 	if g.Policy != nil {

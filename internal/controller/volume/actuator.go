@@ -32,7 +32,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Volume, volumes.Volume]{
 		Name:       "Volume",
 		Controller: "volume",
-		Actuator:   generic.Legacy[*kupenstackv1.Volume, volumes.Volume](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Volume, volumes.Volume]{List: a.ListAll},
 		New:        func() *kupenstackv1.Volume { return &kupenstackv1.Volume{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.VolumeList{} },
@@ -94,7 +94,7 @@ const OwnerKey = "kupenstack-owner-uid"
 type actuator struct{}
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Volume, volumes.Volume] = actuator{}
+	_ generic.Actuator[*kupenstackv1.Volume, volumes.Volume] = actuator{}
 )
 
 // cinder is the project's block storage client; microversion 3.42 extends attached volumes.
@@ -210,52 +210,72 @@ func (actuator) Create(ctx context.Context, s generic.Scope, v *kupenstackv1.Vol
 // settled are the statuses in which a volume can be changed.
 func settled(status string) bool { return status == "available" || status == "in-use" }
 
-// Update extends the volume when the spec grew, and brings name, description and metadata in
-// line. A volume Cinder is still working on is left alone until it settles.
-func (a actuator) Update(ctx context.Context, s generic.Scope, v *kupenstackv1.Volume, cur *volumes.Volume) (*volumes.Volume, bool, error) {
+// statusField is the change Diff reports for a volume Cinder failed on: no field to set back, but
+// Update turns it into the object's InvalidConfiguration.
+const statusField = "status.resource.status"
+
+// Diff compares name, description, metadata and size. A volume Cinder is still working on shows
+// no changes until it settles (Observe reports it as waiting); one Cinder failed on shows its
+// status, for Update to report.
+func (actuator) Diff(_ generic.Scope, v *kupenstackv1.Volume, res *volumes.Volume) generic.Changes {
+	var d generic.Diff
+	switch {
+	case res.Status == "error" || res.Status == "error_extending":
+		d.Add(statusField, "available", res.Status)
+		return d.Changes()
+	case !settled(res.Status):
+		return nil
+	}
+	generic.Value(&d, "spec.name", name(v), res.Name)
+	generic.Value(&d, "spec.description", v.Spec.Description, res.Description)
+	generic.Map(&d, "spec.metadata", wantMetadata(v, res), res.Metadata)
+	// Unset (an imported volume), the size is Cinder's.
+	if v.Spec.SizeGiB > 0 {
+		generic.Value(&d, "spec.sizeGiB", v.Spec.SizeGiB, res.Size)
+	}
+	return d.Changes()
+}
+
+// Update sets name, description and metadata in one call, and extends the volume when the spec
+// is larger. A volume larger than the spec (extended outside KupenStack) cannot shrink: Degraded.
+func (a actuator) Update(ctx context.Context, s generic.Scope, v *kupenstackv1.Volume, cur *volumes.Volume, changes generic.Changes) (*volumes.Volume, error) {
 	switch {
 	case cur.Status == "error":
-		return cur, false, generic.InvalidConfig("Cinder could not create the volume (status error); delete the object and check the cloud's volume service")
+		return nil, generic.InvalidConfig("Cinder could not create the volume (status error); delete the object and check the cloud's volume service")
 	case cur.Status == "error_extending":
-		return cur, false, generic.InvalidConfig(fmt.Sprintf("Cinder could not extend the volume to %d GiB (status error_extending); an admin must reset its status", v.Spec.SizeGiB))
-	case !settled(cur.Status):
-		return cur, false, nil
-	case v.Spec.SizeGiB > 0 && cur.Size > v.Spec.SizeGiB:
-		return cur, false, generic.InvalidConfig(fmt.Sprintf("the volume is %d GiB in Cinder, more than spec.sizeGiB %d: volumes cannot shrink", cur.Size, v.Spec.SizeGiB))
+		return nil, generic.InvalidConfig(fmt.Sprintf("Cinder could not extend the volume to %d GiB (status error_extending); an admin must reset its status", v.Spec.SizeGiB))
 	}
 	sc, err := cinder(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	changed := false
-	upd := volumes.UpdateOpts{}
-	dirty := false
-	if want := name(v); cur.Name != want {
-		upd.Name, dirty = &want, true
+	var upd volumes.UpdateOpts
+	if changes.Has("spec.name") {
+		want := name(v)
+		upd.Name = &want
 	}
-	if cur.Description != v.Spec.Description {
-		upd.Description, dirty = &v.Spec.Description, true
+	if changes.Has("spec.description") {
+		upd.Description = &v.Spec.Description
 	}
-	if want := wantMetadata(v, cur); !maps.Equal(want, cur.Metadata) {
-		upd.Metadata, dirty = want, true // replaces the whole metadata
+	if changes.Has("spec.metadata") {
+		upd.Metadata = wantMetadata(v, cur) // replaces the whole metadata
 	}
-	if dirty {
+	if upd.Name != nil || upd.Description != nil || upd.Metadata != nil {
 		if _, err := volumes.Update(ctx, sc, cur.ID, upd).Extract(); err != nil {
-			return cur, false, err
+			return nil, err
 		}
-		changed = true
 	}
-	if v.Spec.SizeGiB > cur.Size {
+	if changes.Has("spec.sizeGiB") {
+		if cur.Size > v.Spec.SizeGiB {
+			return nil, generic.Degraded(kupenstackv1.ReasonDriftNotRepairable, fmt.Sprintf(
+				"the volume is %d GiB in Cinder but spec.sizeGiB is %d (it was extended outside KupenStack, or imported larger): "+
+					"Cinder volumes cannot shrink; set spec.sizeGiB to %d", cur.Size, v.Spec.SizeGiB, cur.Size), 0)
+		}
 		if err := volumes.ExtendSize(ctx, sc, cur.ID, volumes.ExtendSizeOpts{NewSize: v.Spec.SizeGiB}).ExtractErr(); err != nil {
-			return cur, changed, err
+			return nil, err
 		}
-		changed = true
 	}
-	if !changed {
-		return cur, false, nil
-	}
-	fresh, err := a.Get(ctx, s, cur.ID)
-	return fresh, true, err
+	return a.Get(ctx, s, cur.ID)
 }
 
 // Delete deletes the volume unless a server still has it attached, or Cinder is still working on
@@ -290,16 +310,6 @@ func (actuator) ID(res *volumes.Volume) string { return res.ID }
 
 func (actuator) ListAll(ctx context.Context, s generic.Scope) ([]*volumes.Volume, error) {
 	return generic.Pointers(list(ctx, s, volumes.ListOpts{}))
-}
-
-// InSync: a volume in another state than available or in-use, or whose size or mutable fields
-// differ from the spec, is not.
-func (actuator) InSync(v *kupenstackv1.Volume, res *volumes.Volume) bool {
-	if v.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	return settled(res.Status) && (v.Spec.SizeGiB == 0 || res.Size == v.Spec.SizeGiB) &&
-		res.Name == name(v) && res.Description == v.Spec.Description && maps.Equal(wantMetadata(v, res), res.Metadata)
 }
 
 func (actuator) Observe(v *kupenstackv1.Volume, res *volumes.Volume) (bool, string) {

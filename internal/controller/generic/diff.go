@@ -13,6 +13,10 @@ type Change struct {
 	// Want and Have are the spec's value (references resolved to IDs) and OpenStack's, for logs
 	// and tests. Never a secret: a kind compares secrets by a digest, or not at all.
 	Want, Have string
+	// Work marks what is not drift but work the spec still asks for, whatever OpenStack did: an
+	// upload to retry, nodes that now match a selector. It is never counted or reported as a
+	// change made outside KupenStack.
+	Work bool
 }
 
 // Changes are what a kind's Diff found: empty when the resource matches the spec.
@@ -32,6 +36,11 @@ func (c Changes) Fields() []string {
 	return out
 }
 
+// Drift are the changes made in OpenStack (not Work).
+func (c Changes) Drift() Changes {
+	return slices.DeleteFunc(slices.Clone(c), func(ch Change) bool { return ch.Work })
+}
+
 // String names the fields, for Events and conditions.
 func (c Changes) String() string { return strings.Join(c.Fields(), ", ") }
 
@@ -44,6 +53,11 @@ func (d *Diff) Changes() Changes { return d.changes }
 // Add records a change found by a comparison of the kind's own.
 func (d *Diff) Add(field string, want, have any) {
 	d.changes = append(d.changes, Change{Field: field, Want: fmt.Sprint(want), Have: fmt.Sprint(have)})
+}
+
+// AddWork records work the spec still asks for (see Change.Work).
+func (d *Diff) AddWork(field string, want, have any) {
+	d.changes = append(d.changes, Change{Field: field, Want: fmt.Sprint(want), Have: fmt.Sprint(have), Work: true})
 }
 
 // Value compares a field the spec always sets.

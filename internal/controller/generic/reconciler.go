@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -280,7 +281,7 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 
 // update makes the changes the kind's Diff finds. When the spec did not change since the last
 // pass that saw it through, the changes were made in OpenStack: drift, repaired with an Event
-// and a count per field.
+// and a count per field (but for Work, which is reported as an update).
 func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (*R, error) {
 	changes := r.Actuator.Diff(s, obj, res)
 	if len(changes) == 0 {
@@ -295,16 +296,21 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 		return nil, err
 	}
 	id := r.Actuator.ID(updated)
+	updates := changes
 	if obj.GetGeneration() == obj.GetManagedStatus().ObservedGeneration {
-		for _, field := range changes.Fields() {
-			driftRepairs.WithLabelValues(r.Name, field).Inc()
+		if drift := changes.Drift(); len(drift) > 0 {
+			for _, field := range drift.Fields() {
+				driftRepairs.WithLabelValues(r.Name, field).Inc()
+			}
+			ctrl.LoggerFrom(ctx).Info("repaired drift", "kind", r.Name, "id", id, "changes", drift)
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DriftRepaired", "Update",
+				"%s %s was changed outside KupenStack; set back: %s", r.Name, id, drift)
 		}
-		ctrl.LoggerFrom(ctx).Info("repaired drift", "kind", r.Name, "id", id, "changes", changes)
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DriftRepaired", "Update",
-			"%s %s was changed outside KupenStack; set back: %s", r.Name, id, changes)
-	} else {
+		updates = slices.DeleteFunc(slices.Clone(changes), func(c Change) bool { return !c.Work })
+	}
+	if len(updates) > 0 {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Updated", "Update",
-			"updated %s %s to match the spec: %s", r.Name, id, changes)
+			"updated %s %s to match the spec: %s", r.Name, id, updates)
 	}
 	return updated, nil
 }

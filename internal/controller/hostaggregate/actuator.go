@@ -255,8 +255,11 @@ func (a actuator) Diff(_ generic.Scope, h *kupenstackv1.HostAggregate, res *aggr
 		// Without the nodes the hosts cannot be compared; the next pass will.
 		return d.Changes()
 	}
-	if !generic.SameSet(hosts, res.Hosts) || !generic.SameSet(selected, h.Status.SelectedNodes) ||
-		!generic.SameSet(without(selected, hosts), h.Status.NodesWithoutCompute) {
+	switch {
+	case !generic.SameSet(selected, h.Status.SelectedNodes) || !generic.SameSet(without(selected, hosts), h.Status.NodesWithoutCompute):
+		// Nodes were labelled or started nova-compute: work for the selector, not drift.
+		d.AddWork("spec.nodeSelector", hosts, res.Hosts)
+	case !generic.SameSet(hosts, res.Hosts):
 		d.Add("spec.nodeSelector", hosts, res.Hosts)
 	}
 	return d.Changes()

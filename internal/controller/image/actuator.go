@@ -213,9 +213,9 @@ func (a actuator[O]) Diff(_ generic.Scope, i O, res *images.Image) generic.Chang
 	c := i.GetImageContent()
 	switch {
 	case res.Status == images.ImageStatusKilled:
-		d.Add(dataField, images.ImageStatusActive, res.Status)
+		d.AddWork(dataField, images.ImageStatusActive, res.Status)
 	case res.Status == images.ImageStatusQueued && c.Source != nil:
-		d.Add(dataField, "uploaded", res.Status)
+		d.AddWork(dataField, "uploaded", res.Status)
 	}
 	generic.Value(&d, "spec.name", name(i), res.Name)
 	// The API defaults an Image's visibility to private (a PublicImage's is public); unset, Glance's

@@ -221,7 +221,7 @@ func (actuator) Diff(_ generic.Scope, v *kupenstackv1.Volume, res *volumes.Volum
 	var d generic.Diff
 	switch {
 	case res.Status == "error" || res.Status == "error_extending":
-		d.Add(statusField, "available", res.Status)
+		d.AddWork(statusField, "available", res.Status)
 		return d.Changes()
 	case !settled(res.Status):
 		return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,7 +25,7 @@ func neutronAttrDrift(kind, collection, field string, objects func(ns string) []
 		kind: kind, field: field, objects: objects,
 		change: func(ctx context.Context, c driftClients, obj generic.Object) error {
 			_, err := c.neutron.Put(ctx, c.neutron.ServiceURL(collection, obj.GetManagedStatus().ID),
-				map[string]any{singular: attrs}, nil, nil)
+				map[string]any{singular: attrs}, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
 			return err
 		},
 		repaired: func(ctx context.Context, c driftClients, obj generic.Object) error {
@@ -69,7 +70,7 @@ func neutronTagsDrift(kind, collection string, objects func(ns string) []client.
 	})
 	d.change = func(ctx context.Context, c driftClients, obj generic.Object) error {
 		_, err := c.neutron.Put(ctx, c.neutron.ServiceURL(collection, obj.GetManagedStatus().ID, "tags"),
-			map[string]any{"tags": []string{"out-of-band"}}, nil, nil)
+			map[string]any{"tags": []string{"out-of-band"}}, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
 		return err
 	}
 	return d

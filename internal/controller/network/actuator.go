@@ -190,7 +190,8 @@ func (a actuator[O]) Diff(_ generic.Scope, obj O, res *osNetwork) generic.Change
 }
 
 // Update makes the changes Diff found. Of the segment, Neutron can set back only the segment ID
-// (and only while no port is bound on it): the rest makes the network Degraded.
+// (unless a mechanism driver cannot move the bound ports; ML2/OVS can): the rest makes the
+// network Degraded.
 func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *osNetwork, changes generic.Changes) (*osNetwork, error) {
 	pv := a.provider(obj)
 	sc, err := neutron.Client(ctx, s)
@@ -234,12 +235,12 @@ func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *os
 		}
 	}
 	if changes.Has("spec.segmentationID") && !changes.Has("spec.networkType") {
-		// On its own: Neutron's refusal (ports bound on the segment) must not hold up the rest.
+		// On its own: Neutron's refusal (a driver that cannot move bound ports) must not hold up the rest.
 		body := map[string]any{"network": map[string]any{"provider:segmentation_id": *pv.SegmentationID}}
 		if _, err := sc.Put(ctx, sc.ServiceURL("networks", cur.ID), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
 			if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) || openstack.IsConflict(err) {
 				return cur, generic.Degraded(kupenstackv1.ReasonDriftNotRepairable, fmt.Sprintf(
-					"spec.segmentationID is %s in Neutron, the spec says %d, and Neutron refused to set it back (%v): an admin can set it back once no port is bound on the network, or delete and re-create the ProviderNetwork",
+					"spec.segmentationID is %s in Neutron, the spec says %d, and Neutron refused to set it back (%v): an admin can set it back once Neutron allows it (no port bound on the network), or delete and re-create the ProviderNetwork",
 					cur.SegmentationID, *pv.SegmentationID, err), 0)
 			}
 			return cur, err

@@ -6,6 +6,9 @@ package network
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -21,6 +24,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/controller/neutron"
+	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=networks,verbs=get;list;watch;update;patch
@@ -33,7 +37,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Network, osNetwork]{
 		Name:       "Network",
 		Controller: "network",
-		Actuator:   generic.Legacy[*kupenstackv1.Network, osNetwork](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Network, osNetwork]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Network { return &kupenstackv1.Network{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.NetworkList{} },
@@ -91,8 +95,8 @@ type actuator[O generic.Object] struct {
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Network, osNetwork]         = actuator[*kupenstackv1.Network]{}
-	_ generic.LegacyActuator[*kupenstackv1.ProviderNetwork, osNetwork] = actuator[*kupenstackv1.ProviderNetwork]{}
+	_ generic.Actuator[*kupenstackv1.Network, osNetwork]         = actuator[*kupenstackv1.Network]{}
+	_ generic.Actuator[*kupenstackv1.ProviderNetwork, osNetwork] = actuator[*kupenstackv1.ProviderNetwork]{}
 )
 
 func name(n *kupenstackv1.Network) string { return generic.Name(n, n.Spec.Name) }
@@ -156,49 +160,110 @@ func (o segmentOpts) ToNetworkCreateMap() (map[string]any, error) {
 	return body, nil
 }
 
-func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *osNetwork) (*osNetwork, bool, error) {
+// Diff compares every field of the spec that Neutron can change after creation. Fields the spec
+// leaves unset (admin state, MTU, port security, a provider network's segment ID) are Neutron's
+// defaults, not drift.
+func (a actuator[O]) Diff(_ generic.Scope, obj O, res *osNetwork) generic.Changes {
+	var d generic.Diff
+	p := a.params(obj)
+	generic.Value(&d, "spec.name", a.NameOf(obj), res.Name)
+	generic.Value(&d, "spec.description", p.Description, res.Description)
+	generic.Optional(&d, "spec.adminStateUp", p.AdminStateUp, res.AdminStateUp)
+	generic.Optional(&d, "spec.mtu", p.MTU, res.MTU)
+	generic.Optional(&d, "spec.portSecurityEnabled", p.PortSecurityEnabled, res.PortSecurityEnabled)
+	generic.Set(&d, "spec.tags", neutron.Tags(obj, p.Tags), res.Tags)
+	if pv := a.provider(obj); pv != nil {
+		generic.Value(&d, "spec.shared", pv.Shared, res.Shared)
+		generic.Value(&d, "spec.external", pv.External, res.External)
+		// An unset type or physical network is the one Neutron chose.
+		if pv.NetworkType != "" {
+			generic.Value(&d, "spec.networkType", pv.NetworkType, res.NetworkType)
+		}
+		if pv.PhysicalNetwork != "" {
+			generic.Value(&d, "spec.physicalNetwork", pv.PhysicalNetwork, res.PhysicalNetwork)
+		}
+		if pv.SegmentationID != nil {
+			generic.Value(&d, "spec.segmentationID", strconv.Itoa(*pv.SegmentationID), res.SegmentationID)
+		}
+	}
+	return d.Changes()
+}
+
+// Update makes the changes Diff found. Of the segment, Neutron can set back only the segment ID
+// (unless a mechanism driver cannot move the bound ports; ML2/OVS can): the rest makes the
+// network Degraded.
+func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *osNetwork, changes generic.Changes) (*osNetwork, error) {
+	pv := a.provider(obj)
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	p := a.params(obj)
-	tagged, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
-	if err != nil {
-		return cur, false, err
+	if changes.Has("spec.tags") {
+		if _, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
+			return cur, err
+		}
 	}
 	upd := networks.UpdateOpts{}
 	dirty := false
-	if want := a.NameOf(obj); cur.Name != want {
+	if changes.Has("spec.name") {
+		want := a.NameOf(obj)
 		upd.Name, dirty = &want, true
 	}
-	if cur.Description != p.Description {
+	if changes.Has("spec.description") {
 		upd.Description, dirty = &p.Description, true
 	}
-	if p.AdminStateUp != nil && cur.AdminStateUp != *p.AdminStateUp {
+	if changes.Has("spec.adminStateUp") {
 		upd.AdminStateUp, dirty = p.AdminStateUp, true
 	}
-	pv := a.provider(obj)
-	if pv != nil && cur.Shared != pv.Shared {
+	if changes.Has("spec.shared") {
 		upd.Shared, dirty = &pv.Shared, true
 	}
 	var opts networks.UpdateOptsBuilder = upd
-	if pv != nil && cur.External != pv.External {
+	if changes.Has("spec.external") {
 		opts, dirty = external.UpdateOptsExt{UpdateOptsBuilder: opts, External: &pv.External}, true
 	}
-	if p.MTU != nil && cur.MTU != *p.MTU {
+	if changes.Has("spec.mtu") {
 		opts, dirty = mtu.UpdateOptsExt{UpdateOptsBuilder: opts, MTU: *p.MTU}, true
 	}
-	if ps := p.PortSecurityEnabled; ps != nil && cur.PortSecurityEnabled != *ps {
-		opts, dirty = portsecurity.NetworkUpdateOptsExt{UpdateOptsBuilder: opts, PortSecurityEnabled: ps}, true
+	if changes.Has("spec.portSecurityEnabled") {
+		opts, dirty = portsecurity.NetworkUpdateOptsExt{UpdateOptsBuilder: opts, PortSecurityEnabled: p.PortSecurityEnabled}, true
 	}
 	if dirty {
-		var updated osNetwork
-		if err := networks.Update(ctx, sc, cur.ID, opts).ExtractInto(&updated); err != nil {
-			return cur, tagged, err
+		if err := networks.Update(ctx, sc, cur.ID, opts).Err; err != nil {
+			return cur, err
 		}
-		return &updated, true, nil
 	}
-	return a.Refresh(ctx, s, cur, tagged)
+	if changes.Has("spec.segmentationID") && !changes.Has("spec.networkType") {
+		// On its own: Neutron's refusal (a driver that cannot move bound ports) must not hold up the rest.
+		body := map[string]any{"network": map[string]any{"provider:segmentation_id": *pv.SegmentationID}}
+		if _, err := sc.Put(ctx, sc.ServiceURL("networks", cur.ID), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
+			if gophercloud.ResponseCodeIs(err, http.StatusBadRequest) || openstack.IsConflict(err) {
+				return cur, generic.Degraded(kupenstackv1.ReasonDriftNotRepairable, fmt.Sprintf(
+					"spec.segmentationID is %s in Neutron, the spec says %d, and Neutron refused to set it back (%v): an admin can set it back once Neutron allows it (no port bound on the network), or delete and re-create the ProviderNetwork",
+					cur.SegmentationID, *pv.SegmentationID, err), 0)
+			}
+			return cur, err
+		}
+	}
+	// Re-read: the tags call and the update answer each carry only part of the change.
+	updated, err := a.Get(ctx, s, cur.ID)
+	if err != nil {
+		return cur, err
+	}
+	if pv != nil {
+		for _, f := range [][3]string{
+			{"spec.networkType", pv.NetworkType, updated.NetworkType},
+			{"spec.physicalNetwork", pv.PhysicalNetwork, updated.PhysicalNetwork},
+		} {
+			if changes.Has(f[0]) {
+				return updated, generic.Degraded(kupenstackv1.ReasonDriftNotRepairable, fmt.Sprintf(
+					"%s is %q in Neutron, the spec says %q, and Neutron cannot change it: delete and re-create the ProviderNetwork (its subnets and their users with it)",
+					f[0], f[2], f[1]), 0)
+			}
+		}
+	}
+	return updated, nil
 }
 
 // ListAll lists every network the scope can see, not only its own project's: imported shared
@@ -209,21 +274,6 @@ func (a actuator[O]) ListAll(ctx context.Context, s generic.Scope) ([]*osNetwork
 		return nil, err
 	}
 	return generic.Pointers(api.ListFn(ctx, sc, neutron.Filter{}))
-}
-
-// InSync compares the fields Update manages; an unmanaged network is never out of sync.
-func (a actuator[O]) InSync(obj O, res *osNetwork) bool {
-	if obj.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	p := a.params(obj)
-	pv := a.provider(obj)
-	return res.Name == a.NameOf(obj) && res.Description == p.Description &&
-		(p.AdminStateUp == nil || res.AdminStateUp == *p.AdminStateUp) &&
-		(p.MTU == nil || res.MTU == *p.MTU) &&
-		(p.PortSecurityEnabled == nil || res.PortSecurityEnabled == *p.PortSecurityEnabled) &&
-		(pv == nil || res.External == pv.External && res.Shared == pv.Shared) &&
-		neutron.SameSet(neutron.Tags(obj, p.Tags), res.Tags)
 }
 
 func (a actuator[O]) Observe(obj O, res *osNetwork) (bool, string) {

@@ -80,7 +80,8 @@ func TestFindOwnedAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.Update(ctx, s, &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: netName, UID: "someone-else"}}, olderNow); err != nil {
+	other := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: netName, UID: "someone-else"}}
+	if _, err := a.Update(ctx, s, other, olderNow, a.Diff(s, other, olderNow)); err != nil {
 		t.Fatal(err)
 	}
 	found, err := a.FindOwned(ctx, s, obj)
@@ -89,7 +90,7 @@ func TestFindOwnedAfterCrash(t *testing.T) {
 	}
 
 	// Once tagged, it is found by its tag.
-	if _, _, err := a.Update(ctx, s, obj, found); err != nil {
+	if _, err := a.Update(ctx, s, obj, found, a.Diff(s, obj, found)); err != nil {
 		t.Fatal(err)
 	}
 	found, err = a.FindOwned(ctx, s, obj)

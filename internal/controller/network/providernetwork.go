@@ -23,7 +23,7 @@ func SetupProvider(ctx context.Context, mgr ctrl.Manager, o generic.Options) err
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.ProviderNetwork, osNetwork]{
 		Name:          "ProviderNetwork",
 		Controller:    "providernetwork",
-		Actuator:      generic.Legacy[*kupenstackv1.ProviderNetwork, osNetwork](a),
+		Actuator:      a,
 		Can:           generic.Capabilities[*kupenstackv1.ProviderNetwork, osNetwork]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:           func() *kupenstackv1.ProviderNetwork { return &kupenstackv1.ProviderNetwork{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.ProviderNetworkList{} },

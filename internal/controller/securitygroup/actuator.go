@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -30,7 +32,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.SecurityGroup, groups.SecGroup]{
 		Name:       "SecurityGroup",
 		Controller: "securitygroup",
-		Actuator:   generic.Legacy[*kupenstackv1.SecurityGroup, groups.SecGroup](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.SecurityGroup, groups.SecGroup]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
@@ -81,7 +83,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.SecurityGroup, groups.SecGroup] = actuator{}
+	_ generic.Actuator[*kupenstackv1.SecurityGroup, groups.SecGroup] = actuator{}
 )
 
 func name(sg *kupenstackv1.SecurityGroup) string { return generic.Name(sg, sg.Spec.Name) }
@@ -100,6 +102,15 @@ type ruleKey struct {
 	direction, ethertype, protocol string
 	portMin, portMax               int
 	remoteIP, remoteGroup          string
+}
+
+// compare orders rule keys, for readable Want and Have.
+func (k ruleKey) compare(o ruleKey) int { return strings.Compare(k.String(), o.String()) }
+
+// String writes the rule as `openstack security group rule list` would show it.
+func (k ruleKey) String() string {
+	remote := cmp.Or(k.remoteIP, k.remoteGroup, "any")
+	return fmt.Sprintf("%s %s %s %d:%d %s", k.direction, k.ethertype, cmp.Or(k.protocol, "any"), k.portMin, k.portMax, remote)
 }
 
 func normalizeCIDR(c string) string {
@@ -151,21 +162,83 @@ func keyOf(r rules.SecGroupRule) ruleKey {
 	return k
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup, cur *groups.SecGroup) (*groups.SecGroup, bool, error) {
+// Diff compares the name, description, tags and the rules, as a set of what they allow: a rule
+// added, removed or changed out of band (Neutron cannot change a rule, only replace it) is drift
+// on spec.rules. A rule's description is not compared: Neutron cannot update it, so the rule
+// would have to be replaced for it.
+func (actuator) Diff(s generic.Scope, sg *kupenstackv1.SecurityGroup, res *groups.SecGroup) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, "spec.name", name(sg), res.Name)
+	generic.Value(&d, "spec.description", sg.Spec.Description, res.Description)
+	generic.Set(&d, "spec.tags", neutron.Tags(sg, sg.Spec.Tags), res.Tags)
+	// A remote group not resolved yet (the drift check before it is cached) would make its rules
+	// look missing: they are compared once it is.
+	for _, ref := range remoteGroups(sg) {
+		if s.DependencyID("SecurityGroup", ref) == "" {
+			return d.Changes()
+		}
+	}
+	var want, have []ruleKey
+	for k := range desiredRules(s, sg, res.ID) {
+		want = append(want, k)
+	}
+	for _, r := range res.Rules {
+		have = append(have, keyOf(r))
+	}
+	if !generic.SameSet(want, have) || hasRepeats(have) {
+		slices.SortFunc(want, ruleKey.compare)
+		slices.SortFunc(have, ruleKey.compare)
+		d.Add("spec.rules", want, have)
+	}
+	return d.Changes()
+}
+
+// hasRepeats says whether two of the group's rules allow the same: Neutron refuses such twins,
+// except where only what keyOf ignores tells them apart (ICMP type 0 and none); one must go.
+func hasRepeats(keys []ruleKey) bool {
+	seen := map[ruleKey]bool{}
+	for _, k := range keys {
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+// Update makes the changes Diff found: tags, name and description, and the rules, replacing
+// those that differ.
+func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.SecurityGroup, cur *groups.SecGroup, changes generic.Changes) (*groups.SecGroup, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	changed, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags)
-	if err != nil {
-		return cur, false, err
-	}
-	if want := name(sg); cur.Name != want || cur.Description != sg.Spec.Description {
-		if _, err := groups.Update(ctx, sc, cur.ID, groups.UpdateOpts{Name: want, Description: &sg.Spec.Description}).Extract(); err != nil {
-			return cur, changed, err
+	if changes.Has("spec.tags") {
+		if _, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags); err != nil {
+			return cur, err
 		}
-		changed = true
 	}
+	if changes.Has("spec.name") || changes.Has("spec.description") {
+		upd := groups.UpdateOpts{Description: &sg.Spec.Description}
+		if changes.Has("spec.name") {
+			upd.Name = name(sg)
+		}
+		if err := groups.Update(ctx, sc, cur.ID, upd).Err; err != nil {
+			return cur, err
+		}
+	}
+	if changes.Has("spec.rules") {
+		if err := a.syncRules(ctx, s, sc, sg, cur); err != nil {
+			return cur, err
+		}
+	}
+	// Re-read: the group's answer to each call carries only part of the change.
+	return a.Get(ctx, s, cur.ID)
+}
+
+// syncRules deletes the group's rules the spec does not have and creates those it lacks.
+func (actuator) syncRules(ctx context.Context, s generic.Scope, sc *gophercloud.ServiceClient, sg *kupenstackv1.SecurityGroup, cur *groups.SecGroup) error {
+	var err error
 	want := desiredRules(s, sg, cur.ID)
 	have := map[ruleKey]bool{}
 	for _, r := range cur.Rules {
@@ -180,13 +253,12 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 			// into this group): Neutron hides it from the group project's token, which is
 			// answered 404 on delete, so only the admin scope can remove it.
 			if del, err = s.Clients.Network(ctx, ""); err != nil {
-				return cur, changed, err
+				return err
 			}
 		}
 		if err := rules.Delete(ctx, del, r.ID).ExtractErr(); err != nil && !openstack.IsNotFound(err) {
-			return cur, changed, fmt.Errorf("removing rule %s: %w", r.ID, err)
+			return fmt.Errorf("removing rule %s: %w", r.ID, err)
 		}
-		changed = true
 	}
 	for k, r := range want {
 		if have[k] {
@@ -198,36 +270,10 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 			RemoteIPPrefix: k.remoteIP, RemoteGroupID: k.remoteGroup, Description: r.Description,
 		}, min: r.PortRangeMin, max: r.PortRangeMax}).Extract()
 		if err != nil {
-			return cur, changed, fmt.Errorf("adding rule %s %s: %w", k.direction, k.protocol, err)
-		}
-		changed = true
-	}
-	return a.Refresh(ctx, s, cur, changed)
-}
-
-// InSync compares name, description, tags and the rule set. Rules referring to another group
-// compare by that group's ID, which the drift check does not resolve: such groups are checked
-// through their other fields and on their next reconcile.
-func (actuator) InSync(sg *kupenstackv1.SecurityGroup, res *groups.SecGroup) bool {
-	if sg.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	if res.Name != name(sg) || res.Description != sg.Spec.Description || !neutron.SameSet(neutron.Tags(sg, sg.Spec.Tags), res.Tags) {
-		return false
-	}
-	if len(remoteGroups(sg)) > 0 {
-		return len(res.Rules) == len(sg.Spec.Rules)
-	}
-	want := desiredRules(generic.Scope{}, sg, res.ID)
-	if len(want) != len(res.Rules) {
-		return false
-	}
-	for _, r := range res.Rules {
-		if _, ok := want[keyOf(r)]; !ok {
-			return false
+			return fmt.Errorf("adding rule %s %s: %w", k.direction, k.protocol, err)
 		}
 	}
-	return true
+	return nil
 }
 
 func (actuator) Observe(sg *kupenstackv1.SecurityGroup, res *groups.SecGroup) (bool, string) {

@@ -5,6 +5,8 @@ package subnet
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +31,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Subnet, subnets.Subnet]{
 		Name:       "Subnet",
 		Controller: "subnet",
-		Actuator:   generic.Legacy[*kupenstackv1.Subnet, subnets.Subnet](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Subnet, subnets.Subnet]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.SubnetList{} },
@@ -47,7 +49,8 @@ var tenantActuator = actuator[*kupenstackv1.Subnet]{
 	networkID: func(s generic.Scope, sn *kupenstackv1.Subnet) string {
 		return s.DependencyID("Network", sn.Spec.NetworkRef)
 	},
-	observe: func(sn *kupenstackv1.Subnet, st *kupenstackv1.SubnetResourceStatus) { sn.Status.Resource = st },
+	networkField: "spec.networkRef",
+	observe:      func(sn *kupenstackv1.Subnet, st *kupenstackv1.SubnetResourceStatus) { sn.Status.Resource = st },
 }
 
 // api are Neutron's subnet calls.
@@ -77,12 +80,14 @@ type actuator[O generic.Object] struct {
 	neutron.Resource[O, subnets.Subnet]
 	params    func(O) *kupenstackv1.SubnetParameters
 	networkID func(generic.Scope, O) string
-	observe   func(O, *kupenstackv1.SubnetResourceStatus)
+	// networkField is the spec field that refers to the network.
+	networkField string
+	observe      func(O, *kupenstackv1.SubnetResourceStatus)
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Subnet, subnets.Subnet]         = actuator[*kupenstackv1.Subnet]{}
-	_ generic.LegacyActuator[*kupenstackv1.ProviderSubnet, subnets.Subnet] = actuator[*kupenstackv1.ProviderSubnet]{}
+	_ generic.Actuator[*kupenstackv1.Subnet, subnets.Subnet]         = actuator[*kupenstackv1.Subnet]{}
+	_ generic.Actuator[*kupenstackv1.ProviderSubnet, subnets.Subnet] = actuator[*kupenstackv1.ProviderSubnet]{}
 )
 
 func name(sn *kupenstackv1.Subnet) string { return generic.Name(sn, sn.Spec.Name) }
@@ -133,67 +138,118 @@ func (a actuator[O]) Create(ctx context.Context, s generic.Scope, obj O) (*subne
 	}).Extract()
 }
 
-func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *subnets.Subnet) (*subnets.Subnet, bool, error) {
+// canonicalIP writes an address as Neutron answers it (fd00::1, not fd00:0::1); anything else
+// unchanged.
+func canonicalIP(addr string) string {
+	if ip, err := netip.ParseAddr(addr); err == nil {
+		return ip.String()
+	}
+	return addr
+}
+
+func canonicalPools(in []subnets.AllocationPool) []subnets.AllocationPool {
+	out := make([]subnets.AllocationPool, len(in))
+	for i, p := range in {
+		out[i] = subnets.AllocationPool{Start: canonicalIP(p.Start), End: canonicalIP(p.End)}
+	}
+	return out
+}
+
+// gatewayField is the spec field that decides the gateway.
+func gatewayField(p *kupenstackv1.SubnetParameters) string {
+	if p.DisableGateway {
+		return "spec.disableGateway"
+	}
+	return "spec.gatewayIP"
+}
+
+// Diff compares every field of the spec Neutron can change after creation. The cidr and IP
+// version cannot change in Neutron at all; a gateway, DHCP or pools the spec leaves unset are
+// Neutron's choice, not drift.
+func (a actuator[O]) Diff(s generic.Scope, obj O, res *subnets.Subnet) generic.Changes {
+	var d generic.Diff
+	p := a.params(obj)
+	// Unresolved (the drift check before the network is cached): nothing to compare with.
+	if net := a.networkID(s, obj); net != "" {
+		generic.Value(&d, a.networkField, net, res.NetworkID)
+	}
+	generic.Value(&d, "spec.name", a.NameOf(obj), res.Name)
+	generic.Value(&d, "spec.description", p.Description, res.Description)
+	if g := gateway(p); g != nil {
+		generic.Value(&d, gatewayField(p), canonicalIP(*g), canonicalIP(res.GatewayIP))
+	}
+	generic.Optional(&d, "spec.enableDHCP", p.EnableDHCP, res.EnableDHCP)
+	// DHCP hands the servers out in this order. None in the spec means none: Neutron has no default.
+	dns := make([]string, len(p.DNSNameservers))
+	for i, ip := range p.DNSNameservers {
+		dns[i] = canonicalIP(ip)
+	}
+	generic.Sequence(&d, "spec.dnsNameservers", dns, res.DNSNameservers)
+	if len(p.AllocationPools) > 0 {
+		generic.Set(&d, "spec.allocationPools", canonicalPools(pools(p.AllocationPools)), canonicalPools(res.AllocationPools))
+	}
+	generic.Set(&d, "spec.tags", neutron.Tags(obj, p.Tags), res.Tags)
+	return d.Changes()
+}
+
+// Update makes the changes Diff found. A subnet cannot move to another network: that makes it
+// Degraded.
+func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *subnets.Subnet, changes generic.Changes) (*subnets.Subnet, error) {
+	p := a.params(obj)
+	if changes.Has("spec.allocationPools") || changes.Has(gatewayField(p)) {
+		if err := CheckAllocationPools(p); err != nil {
+			return cur, generic.InvalidConfig(err.Error())
+		}
+	}
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	p := a.params(obj)
-	tagged, err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
-	if err != nil {
-		return cur, false, err
+	if changes.Has("spec.tags") {
+		if _, err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
+			return cur, err
+		}
 	}
 	upd, dirty := subnets.UpdateOpts{}, false
-	if want := a.NameOf(obj); cur.Name != want {
+	if changes.Has("spec.name") {
+		want := a.NameOf(obj)
 		upd.Name, dirty = &want, true
 	}
-	if cur.Description != p.Description {
+	if changes.Has("spec.description") {
 		upd.Description, dirty = &p.Description, true
 	}
-	if g := gateway(p); g != nil && *g != cur.GatewayIP {
-		upd.GatewayIP, dirty = g, true
+	if changes.Has(gatewayField(p)) {
+		upd.GatewayIP, dirty = gateway(p), true
 	}
-	if p.EnableDHCP != nil && *p.EnableDHCP != cur.EnableDHCP {
+	if changes.Has("spec.enableDHCP") {
 		upd.EnableDHCP, dirty = p.EnableDHCP, true
 	}
-	if !slices.Equal(p.DNSNameservers, cur.DNSNameservers) && (len(p.DNSNameservers) > 0 || len(cur.DNSNameservers) > 0) {
+	if changes.Has("spec.dnsNameservers") {
 		dns := slices.Clone(p.DNSNameservers)
 		if dns == nil {
-			dns = []string{}
+			dns = []string{} // nil would leave them out of the request
 		}
 		upd.DNSNameservers, dirty = &dns, true
 	}
-	if len(p.AllocationPools) > 0 && !slices.Equal(pools(p.AllocationPools), cur.AllocationPools) {
+	if changes.Has("spec.allocationPools") {
 		upd.AllocationPools, dirty = pools(p.AllocationPools), true
 	}
-	if upd.AllocationPools != nil || upd.GatewayIP != nil {
-		if err := CheckAllocationPools(p); err != nil {
-			return cur, tagged, generic.InvalidConfig(err.Error())
-		}
-	}
 	if dirty {
-		updated, err := subnets.Update(ctx, sc, cur.ID, upd).Extract()
-		if err != nil {
-			return cur, tagged, err
+		if err := subnets.Update(ctx, sc, cur.ID, upd).Err; err != nil {
+			return cur, err
 		}
-		return updated, true, nil
 	}
-	return a.Refresh(ctx, s, cur, tagged)
-}
-
-// InSync compares the fields Update manages.
-func (a actuator[O]) InSync(obj O, res *subnets.Subnet) bool {
-	if obj.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
+	// Re-read: the tags call and the update answer each carry only part of the change.
+	updated, err := a.Get(ctx, s, cur.ID)
+	if err != nil {
+		return cur, err
 	}
-	p := a.params(obj)
-	g := gateway(p)
-	return res.Name == a.NameOf(obj) && res.Description == p.Description &&
-		(g == nil || *g == res.GatewayIP) &&
-		(p.EnableDHCP == nil || *p.EnableDHCP == res.EnableDHCP) &&
-		slices.Equal(p.DNSNameservers, res.DNSNameservers) &&
-		(len(p.AllocationPools) == 0 || slices.Equal(pools(p.AllocationPools), res.AllocationPools)) &&
-		neutron.SameSet(neutron.Tags(obj, p.Tags), res.Tags)
+	if changes.Has(a.networkField) {
+		return updated, generic.Degraded(kupenstackv1.ReasonDriftNotRepairable, fmt.Sprintf(
+			"%s refers to network %s now, but the subnet is on network %s and Neutron cannot move it: delete the object and create it again to have the subnet made on the new network",
+			a.networkField, a.networkID(s, obj), updated.NetworkID), 0)
+	}
+	return updated, nil
 }
 
 func (a actuator[O]) Observe(obj O, res *subnets.Subnet) (bool, string) {

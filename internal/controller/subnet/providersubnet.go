@@ -22,7 +22,7 @@ func SetupProvider(ctx context.Context, mgr ctrl.Manager, o generic.Options) err
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.ProviderSubnet, subnets.Subnet]{
 		Name:          "ProviderSubnet",
 		Controller:    "providersubnet",
-		Actuator:      generic.Legacy[*kupenstackv1.ProviderSubnet, subnets.Subnet](a),
+		Actuator:      a,
 		Can:           generic.Capabilities[*kupenstackv1.ProviderSubnet, subnets.Subnet]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:           func() *kupenstackv1.ProviderSubnet { return &kupenstackv1.ProviderSubnet{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.ProviderSubnetList{} },
@@ -46,6 +46,7 @@ var providerActuator = actuator[*kupenstackv1.ProviderSubnet]{
 	networkID: func(s generic.Scope, sn *kupenstackv1.ProviderSubnet) string {
 		return s.DependencyID("ProviderNetwork", sn.Spec.ProviderNetworkRef)
 	},
+	networkField: "spec.providerNetworkRef",
 	observe: func(sn *kupenstackv1.ProviderSubnet, st *kupenstackv1.SubnetResourceStatus) {
 		sn.Status.Resource = st
 	},

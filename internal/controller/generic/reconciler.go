@@ -292,6 +292,11 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 		return updated, nil
 	}
 	if err != nil {
+		// What Update made before it failed (the fields repaired before one that cannot be) is
+		// in the resource it returned, when it returned one.
+		if updated != nil {
+			res = updated
+		}
 		r.Actuator.Observe(obj, res)
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func driftRepairedEvent(t *testing.T, obj client.Object, field string, start tim
 		if e.Series != nil {
 			last = e.Series.LastObservedTime.Time
 		}
-		if e.Regarding.UID == obj.GetUID() && e.Reason == "DriftRepaired" && !last.Before(start.Truncate(time.Second)) &&
+		if e.Regarding.UID == obj.GetUID() && e.Reason == "DriftRepaired" && last.After(start) &&
 			slices.Contains(strings.Split(e.Note[strings.LastIndex(e.Note, ": ")+2:], ", "), field) {
 			return true
 		}

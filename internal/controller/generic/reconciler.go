@@ -279,9 +279,9 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 	return outcome{state: conditions.State{Ready: ready}, requeue: r.resyncAfter(obj)}
 }
 
-// update makes the changes the kind's Diff finds. When the spec did not change since the last
-// pass that saw it through, the changes were made in OpenStack: drift, repaired with an Event
-// and a count per field (but for Work, which is reported as an update).
+// update makes the changes the kind's Diff finds. When the object was Ready for its spec before
+// this pass, the changes were made in OpenStack: drift, repaired with an Event and a count per
+// field (but for Work, which is reported as an update).
 func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (*R, error) {
 	changes := r.Actuator.Diff(s, obj, res)
 	if len(changes) == 0 {
@@ -302,12 +302,14 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 	}
 	id := r.Actuator.ID(updated)
 	updates := changes
-	if obj.GetGeneration() == obj.GetManagedStatus().ObservedGeneration {
+	// Drift only when this generation was in place already: Ready for it before this pass (not
+	// merely observed, as by passes that waited for the project, nor just created).
+	if conditions.IsReady(obj.GetManagedStatus().Conditions, obj.GetGeneration()) {
 		if drift := changes.Drift(); len(drift) > 0 {
 			for _, field := range drift.Fields() {
 				driftRepairs.WithLabelValues(r.Name, field).Inc()
 			}
-			ctrl.LoggerFrom(ctx).Info("repaired drift", "kind", r.Name, "id", id, "changes", drift)
+			ctrl.LoggerFrom(ctx).Info("repaired drift", "kind", r.Name, "id", id, "changes", fmt.Sprintf("%+v", []Change(drift)))
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DriftRepaired", "Update",
 				"%s %s was changed outside KupenStack; set back: %s", r.Name, id, drift)
 		}

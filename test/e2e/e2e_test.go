@@ -120,7 +120,7 @@ func newNamespace(t *testing.T) string {
 	t.Helper()
 	env.Require(t)
 	name := fmt.Sprintf("e2e-%s-%d-%d", strings.ToLower(t.Name()), time.Now().Unix()%100000, nsCounter.Add(1))
-	name = strings.NewReplacer("/", "-", "_", "-").Replace(name)
+	name = strings.NewReplacer("/", "-", "_", "-", ".", "-").Replace(name)
 	// 53: the Keystone project, "kupenstack-" + the namespace, must fit in 64 characters.
 	if len(name) > 53 {
 		name = strings.TrimLeft(name[len(name)-53:], "-")

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
@@ -109,7 +110,7 @@ func init() {
 					return fmt.Errorf("the server's ports %v: %v", ports, err)
 				}
 				body := map[string]any{"port": map[string]any{"security_groups": []string{}}}
-				_, err = c.neutron.Put(ctx, c.neutron.ServiceURL("ports", ports[0]), body, nil, nil)
+				_, err = c.neutron.Put(ctx, c.neutron.ServiceURL("ports", ports[0]), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
 				return err
 			},
 			func(_ context.Context, _ driftClients, _ *kupenstackv1.VirtualMachine, srv *servers.Server) error {

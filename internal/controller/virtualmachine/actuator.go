@@ -4,28 +4,20 @@ package virtualmachine
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/secgroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
 	"github.com/gophercloud/gophercloud/v2/pagination"
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
-	"github.com/kupenstack/kupenstack/internal/controller/conditions"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
-	"github.com/kupenstack/kupenstack/internal/controller/hostaggregate"
 	"github.com/kupenstack/kupenstack/internal/controller/nova"
 )
 
@@ -38,19 +30,6 @@ import (
 // 2.71 shows their server groups.
 const microversion = "2.71"
 
-// maxUserData is Nova's limit for user data: the base64 text it receives is at most 65535
-// characters (the server create schema's maxLength), so at most 49149 bytes of data.
-const maxUserData = 65535
-
-// userDataSize is how many characters of user data Nova receives for data: gophercloud sends data
-// that already is base64 as it is, and encodes anything else.
-func userDataSize(data []byte) int {
-	if _, err := base64.StdEncoding.DecodeString(string(data)); err == nil {
-		return len(data)
-	}
-	return base64.StdEncoding.EncodedLen(len(data))
-}
-
 // Setup registers the VirtualMachine controller. healthPeriod is how often the servers of every
 // project are listed (one call per project) to find failed and vanished ones: mostly only those
 // changed since the previous list (ListSince), all of them once per resync period.
@@ -59,7 +38,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, healthPerio
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.VirtualMachine, servers.Server]{
 		Name:       "VirtualMachine",
 		Controller: "virtualmachine",
-		Actuator:   generic.Legacy[*kupenstackv1.VirtualMachine, servers.Server](a),
+		Actuator:   a,
 		Can: generic.Capabilities[*kupenstackv1.VirtualMachine, servers.Server]{
 			List: a.ListAll, ListSince: a.ListSince, ListOwned: a.ListOwned, Claims: a.Claims, Deleting: a.Deleting,
 			Heal: &generic.Healing[*kupenstackv1.VirtualMachine, servers.Server]{Failure: a.Failure, Decide: a.Heal},
@@ -125,7 +104,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
+	_ generic.Actuator[*kupenstackv1.VirtualMachine, servers.Server] = actuator{}
 )
 
 // admin reads servers with the admin scope, which also shows their host; servers are created in
@@ -263,348 +242,9 @@ func (a actuator) FindImport(ctx context.Context, s generic.Scope, vm *kupenstac
 		})
 }
 
-func serverName(vm *kupenstackv1.VirtualMachine) string { return generic.Name(vm, vm.Spec.Name) }
-
-// wantTags are the server's tags: the spec's and the owner tag.
-func wantTags(vm *kupenstackv1.VirtualMachine) []string {
-	out := []string{generic.OwnerTag(vm)}
-	for _, t := range vm.Spec.Tags {
-		out = append(out, string(t))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (a actuator) userData(ctx context.Context, vm *kupenstackv1.VirtualMachine) ([]byte, error) {
-	ref := vm.Spec.UserData
-	if ref == nil {
-		return nil, nil
-	}
-	var secret corev1.Secret
-	if err := a.secrets.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: ref.Name}, &secret); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			return nil, generic.WaitFor(fmt.Sprintf("waiting for Secret %s with the user data", ref.Name), 10*time.Second)
-		}
-		return nil, err
-	}
-	data, ok := secret.Data[ref.Key]
-	switch {
-	case !ok:
-		return nil, generic.InvalidConfig(fmt.Sprintf("Secret %s has no key %s for the user data", ref.Name, ref.Key))
-	case userDataSize(data) > maxUserData:
-		return nil, generic.InvalidConfig(fmt.Sprintf("user data in Secret %s (key %s) is %d bytes, %d in base64; Nova takes at most %d characters of base64 (%d bytes)",
-			ref.Name, ref.Key, len(data), userDataSize(data), maxUserData, maxUserData/4*3))
-	}
-	return data, nil
-}
-
-// imageID is the Glance image the server boots from: its Image's or its PublicImage's ("" when
-// it boots from a volume).
-func imageID(s generic.Scope, vm *kupenstackv1.VirtualMachine) string {
-	if vm.Spec.PublicImageRef != "" {
-		return s.DependencyID("PublicImage", vm.Spec.PublicImageRef)
-	}
-	return s.DependencyID("Image", vm.Spec.ImageRef)
-}
-
-func (a actuator) Create(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine) (*servers.Server, error) {
-	userData, err := a.userData(ctx, vm)
-	if err != nil {
-		return nil, err
-	}
-	opts := servers.CreateOpts{
-		Name:             serverName(vm),
-		FlavorRef:        s.DependencyID("Flavor", vm.Spec.FlavorRef),
-		ImageRef:         imageID(s, vm),
-		UserData:         userData,
-		AvailabilityZone: vm.Spec.AvailabilityZone,
-		Metadata:         vm.Spec.Metadata,
-		Tags:             wantTags(vm),
-		Networks:         "none",
-	}
-	if name := vm.Spec.HostAggregateRef; name != "" {
-		var agg kupenstackv1.HostAggregate
-		if err := a.kube.Get(ctx, client.ObjectKey{Name: name}, &agg); err != nil {
-			return nil, err
-		}
-		opts.AvailabilityZone = hostaggregate.Zone(&agg)
-	}
-	if len(vm.Spec.NodeSelector) > 0 {
-		zone, err := a.zoneFor(ctx, kupenstackv1.LabelSet(vm.Spec.NodeSelector))
-		if err != nil {
-			return nil, err
-		}
-		opts.AvailabilityZone = zone
-	}
-	if vol := vm.Spec.BootVolumeRef; vol != "" {
-		opts.BlockDevice = []servers.BlockDevice{{SourceType: servers.SourceVolume, DestinationType: servers.DestinationVolume,
-			UUID: s.DependencyID("Volume", vol), BootIndex: 0}}
-	}
-	for _, sg := range vm.Spec.SecurityGroupRefs {
-		opts.SecurityGroups = append(opts.SecurityGroups, s.DependencyID("SecurityGroup", sg))
-	}
-	if len(vm.Spec.Networks) > 0 {
-		var nics []servers.Network
-		for _, n := range vm.Spec.Networks {
-			if n.PortRef != "" {
-				nics = append(nics, servers.Network{Port: s.DependencyID("Port", n.PortRef)})
-			} else {
-				nics = append(nics, servers.Network{UUID: s.DependencyID("Network", n.NetworkRef), FixedIP: n.FixedIP})
-			}
-		}
-		opts.Networks = nics
-	}
-	var create servers.CreateOptsBuilder = opts
-	if kp := vm.Spec.KeyPairRef; kp != "" {
-		create = keyPairOpts{opts, s.DependencyID("KeyPair", kp)}
-	}
-	var hints servers.SchedulerHintOptsBuilder
-	if sg := vm.Spec.ServerGroupRef; sg != "" {
-		hints = servers.SchedulerHintOpts{Group: s.DependencyID("ServerGroup", sg)}
-	}
-	sc, err := nova.Client(ctx, s, microversion)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := servers.Create(ctx, sc, create, hints).Extract()
-	if err != nil {
-		return nil, networkWithoutSubnet(replacingPortBusy(vm, err, time.Now()))
-	}
-	vm.Status.AppliedPowerState = kupenstackv1.PowerStateRunning
-	vm.Status.Resize = nil // a new server has the spec's flavor; an old resize is no longer its
-	// The create response has the ID only; the first observation must not look like an error.
-	srv.Status, srv.Name = "BUILD", opts.Name
-	return srv, nil
-}
-
-// zoneFor finds the availability zone of the one Ready HostAggregate whose node selector includes
-// every label of selector: all of its hosts carry those labels.
-func (a actuator) zoneFor(ctx context.Context, selector map[string]string) (string, error) {
-	var list kupenstackv1.HostAggregateList
-	if err := a.kube.List(ctx, &list); err != nil {
-		return "", err
-	}
-	var names []string
-	zone := ""
-	for _, agg := range list.Items {
-		if !includes(kupenstackv1.LabelSet(agg.Spec.NodeSelector), selector) {
-			continue
-		}
-		if !conditions.IsReady(agg.Status.Conditions, agg.Generation) {
-			return "", generic.WaitFor(fmt.Sprintf("waiting for HostAggregate/%s, which selects nodes labelled %v, to be ready", agg.Name, selector), 10*time.Second)
-		}
-		names = append(names, agg.Name)
-		zone = hostaggregate.Zone(&agg)
-	}
-	switch len(names) {
-	case 0:
-		return "", generic.WaitFor(fmt.Sprintf("waiting for a HostAggregate that selects nodes labelled %v", selector), 30*time.Second)
-	case 1:
-		return zone, nil
-	}
-	return "", generic.InvalidConfig(fmt.Sprintf("nodeSelector %v matches several HostAggregates %v; use hostAggregateRef", selector, names))
-}
-
-// includes says whether every pair of sub is in set.
-func includes(set, sub map[string]string) bool {
-	for k, v := range sub {
-		if got, ok := set[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
-// keyPairOpts adds key_name to the create request.
-type keyPairOpts struct {
-	servers.CreateOpts
-	keyName string
-}
-
-func (o keyPairOpts) ToServerCreateMap() (map[string]any, error) {
-	m, err := o.CreateOpts.ToServerCreateMap()
-	if err != nil {
-		return nil, err
-	}
-	m["server"].(map[string]any)["key_name"] = o.keyName
-	return m, nil
-}
-
 // settled says whether Nova is done with the server for now: no task, not building.
 func settled(srv *servers.Server) bool {
 	return srv.TaskState == "" && srv.Status != "BUILD"
-}
-
-// Update reconciles the mutable fields in place: flavor (resize), name, metadata, tags, security
-// groups, attached volumes and power state.
-func (a actuator) Update(ctx context.Context, s generic.Scope, vm *kupenstackv1.VirtualMachine, cur *servers.Server) (*servers.Server, bool, error) {
-	sc, err := nova.Client(ctx, s, microversion)
-	if err != nil {
-		return cur, false, err
-	}
-	// The flavor first: while Nova resizes, it refuses most other actions (attach, stop).
-	if err := a.syncFlavor(ctx, s, sc, vm, cur); err != nil {
-		return cur, false, err
-	}
-	if !settled(cur) {
-		return cur, false, nil // act once Nova is done; Observe keeps polling meanwhile
-	}
-	changed := false
-	if name := serverName(vm); cur.Name != name {
-		if _, err := servers.Update(ctx, sc, cur.ID, servers.UpdateOpts{Name: name}).Extract(); err != nil {
-			return cur, changed, fmt.Errorf("renaming the server: %w", err)
-		}
-		changed = true
-	}
-	if want := vm.Spec.Metadata; !maps.Equal(want, cur.Metadata) && (len(want) > 0 || len(cur.Metadata) > 0) {
-		if _, err := servers.ResetMetadata(ctx, sc, cur.ID, servers.MetadataOpts(want)).Extract(); err != nil {
-			return cur, changed, fmt.Errorf("setting the metadata: %w", err)
-		}
-		changed = true
-	}
-	if want := wantTags(vm); !slices.Equal(want, sortedTags(cur)) {
-		if _, err := tags.ReplaceAll(ctx, sc, cur.ID, tags.ReplaceAllOpts{Tags: want}).Extract(); err != nil {
-			return cur, changed, fmt.Errorf("setting the tags: %w", err)
-		}
-		changed = true
-	}
-	if did, err := a.syncSecurityGroups(ctx, s, sc, vm, cur); err != nil || did {
-		changed = changed || did
-		if err != nil {
-			return cur, changed, err
-		}
-	}
-	if did, err := syncVolumes(ctx, s, sc, vm, cur); err != nil || did {
-		changed = changed || did
-		if err != nil {
-			return cur, changed, err
-		}
-	}
-	if did, err := syncPower(ctx, sc, vm, cur); err != nil || did {
-		changed = changed || did
-		if err != nil {
-			return cur, changed, err
-		}
-	}
-	if !changed {
-		return cur, false, nil
-	}
-	updated, err := a.Get(ctx, s, cur.ID)
-	return updated, true, err
-}
-
-func sortedTags(srv *servers.Server) []string {
-	if srv.Tags == nil {
-		return nil
-	}
-	out := slices.Clone(*srv.Tags)
-	sort.Strings(out)
-	return out
-}
-
-// syncSecurityGroups applies spec.securityGroupRefs to the server (that is, to the ports Nova
-// made for it). Without refs the server keeps what it has: the project's default group.
-func (actuator) syncSecurityGroups(ctx context.Context, s generic.Scope, sc *gophercloud.ServiceClient, vm *kupenstackv1.VirtualMachine, cur *servers.Server) (bool, error) {
-	if len(vm.Spec.SecurityGroupRefs) == 0 || !slices.ContainsFunc(vm.Spec.Networks, func(n kupenstackv1.VirtualMachineNIC) bool { return n.NetworkRef != "" }) {
-		return false, nil
-	}
-	pages, err := secgroups.ListByServer(sc, cur.ID).AllPages(ctx)
-	if err != nil {
-		return false, fmt.Errorf("listing the server's security groups: %w", err)
-	}
-	have, err := secgroups.ExtractSecurityGroups(pages)
-	if err != nil {
-		return false, err
-	}
-	want := map[string]bool{}
-	for _, name := range vm.Spec.SecurityGroupRefs {
-		want[s.DependencyID("SecurityGroup", name)] = true
-	}
-	changed := false
-	for _, g := range have {
-		if want[g.ID] {
-			delete(want, g.ID)
-			continue
-		}
-		if err := secgroups.RemoveServer(ctx, sc, cur.ID, g.ID).ExtractErr(); err != nil {
-			return changed, fmt.Errorf("removing security group %s: %w", g.ID, err)
-		}
-		changed = true
-	}
-	for id := range want {
-		if err := secgroups.AddServer(ctx, sc, cur.ID, id).ExtractErr(); err != nil {
-			return changed, fmt.Errorf("adding security group %s: %w", id, err)
-		}
-		changed = true
-	}
-	return changed, nil
-}
-
-// wantVolumes are the IDs of the volumes spec.volumes attaches.
-func wantVolumes(s generic.Scope, vm *kupenstackv1.VirtualMachine) map[string]bool {
-	want := map[string]bool{}
-	for _, v := range vm.Spec.Volumes {
-		want[s.DependencyID("Volume", v.VolumeRef)] = true
-	}
-	return want
-}
-
-// syncVolumes attaches the spec's volumes and detaches the others (never the boot volume).
-func syncVolumes(ctx context.Context, s generic.Scope, sc *gophercloud.ServiceClient, vm *kupenstackv1.VirtualMachine, cur *servers.Server) (bool, error) {
-	want := wantVolumes(s, vm)
-	boot := s.DependencyID("Volume", vm.Spec.BootVolumeRef)
-	changed := false
-	for _, att := range cur.AttachedVolumes {
-		if want[att.ID] {
-			delete(want, att.ID)
-			continue
-		}
-		if att.ID == boot {
-			continue
-		}
-		if err := volumeattach.Delete(ctx, sc, cur.ID, att.ID).ExtractErr(); err != nil {
-			return changed, fmt.Errorf("detaching volume %s: %w", att.ID, err)
-		}
-		changed = true
-	}
-	for id := range want {
-		if _, err := volumeattach.Create(ctx, sc, cur.ID, volumeattach.CreateOpts{VolumeID: id}).Extract(); err != nil {
-			return changed, fmt.Errorf("attaching volume %s: %w", id, err)
-		}
-		changed = true
-	}
-	return changed, nil
-}
-
-// syncPower starts or stops the server: when spec.powerState changed since the operator last
-// acted on it, when a server that should be stopped runs, and (restartPolicy Always only) when
-// one that should run has stopped.
-func syncPower(ctx context.Context, sc *gophercloud.ServiceClient, vm *kupenstackv1.VirtualMachine, cur *servers.Server) (bool, error) {
-	want := vm.Spec.PowerState
-	if want == "" {
-		want = kupenstackv1.PowerStateRunning
-	}
-	requested := want != vm.Status.AppliedPowerState
-	switch {
-	case cur.Status == "ACTIVE" && want == kupenstackv1.PowerStateStopped:
-		if err := servers.Stop(ctx, sc, cur.ID).ExtractErr(); err != nil {
-			return false, fmt.Errorf("stopping the server: %w", err)
-		}
-	case cur.Status == "SHUTOFF" && want == kupenstackv1.PowerStateRunning &&
-		(requested || vm.Spec.RestartPolicy == kupenstackv1.RestartPolicyAlways):
-		if err := servers.Start(ctx, sc, cur.ID).ExtractErr(); err != nil {
-			return false, fmt.Errorf("starting the server: %w", err)
-		}
-		if !requested {
-			vm.Status.RestartCount++
-			vm.Status.LastFailureReason = "the server stopped while powerState is running; restartPolicy Always starts it again"
-		}
-	default:
-		vm.Status.AppliedPowerState = want
-		return false, nil
-	}
-	vm.Status.AppliedPowerState = want
-	return true, nil
 }
 
 func (actuator) Delete(ctx context.Context, s generic.Scope, res *servers.Server) error {
@@ -616,55 +256,6 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *servers.Server
 }
 
 func (actuator) ID(res *servers.Server) string { return res.ID }
-
-// Failure: a server in ERROR has failed (a deleted one is reported gone by Get). The states of a
-// resize (RESIZE, VERIFY_RESIZE, REVERT_RESIZE) are no failure: Update waits them out, confirms
-// or reverts.
-//
-// A server that went to ERROR during a resize is a failure like any other, for its restartPolicy
-// to handle: Nova can revert only a resize in VERIFY_RESIZE, and a server in ERROR can neither be
-// reverted nor resized again (only an admin's reset-state, which cannot tell where the resize
-// stopped, gets it out). Always and OnFailure replace it, on the spec's (new) flavor, the
-// Port, Volume and floating IP objects moving to the replacement as on any other; Never leaves it
-// as it is, Degraded. The message says the resize is the cause.
-func (actuator) Failure(vm *kupenstackv1.VirtualMachine, srv *servers.Server) string {
-	if srv.Status != "ERROR" {
-		return ""
-	}
-	msg := fmt.Sprintf("server %s went to ERROR", srv.ID)
-	if r := vm.Status.Resize; r != nil && r.Phase != kupenstackv1.ResizePhaseFailed {
-		msg += fmt.Sprintf(" while being resized from flavor %s to %s", r.FromFlavorName, r.FlavorName)
-	}
-	if srv.Fault.Message != "" {
-		msg += ": " + srv.Fault.Message
-	}
-	return msg
-}
-
-func (a actuator) Heal(vm *kupenstackv1.VirtualMachine, failure string, now time.Time) generic.HealDecision {
-	return a.backoff.decide(vm, failure, now)
-}
-
-// InSync: the list shows the server as it was last observed, and nothing to change or heal.
-func (actuator) InSync(vm *kupenstackv1.VirtualMachine, srv *servers.Server) bool {
-	if srv.Status == "DELETED" {
-		return false // a changes-since list shows a deleted server: gone, even for an unmanaged VM
-	}
-	if vm.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
-	}
-	seen := vm.Status.Resource
-	if seen == nil || seen.Status != srv.Status || seen.TaskState != srv.TaskState || seen.Name != srv.Name {
-		return false
-	}
-	// A flavor changed since the last observation (a resize out of band): Update resizes it back.
-	// One the operator saw already and left (a failed resize) stays in sync, so it is not tried
-	// again on every list.
-	if seen.FlavorName != flavorName(srv) {
-		return false
-	}
-	return maps.Equal(vm.Spec.Metadata, srv.Metadata) || len(vm.Spec.Metadata)+len(srv.Metadata) == 0
-}
 
 // Observe records the server in the status and says whether it is where the spec wants it.
 func (actuator) Observe(vm *kupenstackv1.VirtualMachine, srv *servers.Server) (bool, string) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -90,4 +91,32 @@ func networkWithoutSubnet(err error) error {
 		return err
 	}
 	return generic.WaitFor("waiting for a subnet on the VM's network: Nova boots servers only on networks with one", 3*time.Second)
+}
+
+// Failure: a server in ERROR has failed (a deleted one is reported gone by Get). The states of a
+// resize (RESIZE, VERIFY_RESIZE, REVERT_RESIZE) are no failure: Update waits them out, confirms
+// or reverts.
+//
+// A server that went to ERROR during a resize is a failure like any other, for its restartPolicy
+// to handle: Nova can revert only a resize in VERIFY_RESIZE, and a server in ERROR can neither be
+// reverted nor resized again (only an admin's reset-state, which cannot tell where the resize
+// stopped, gets it out). Always and OnFailure replace it, on the spec's (new) flavor, the
+// Port, Volume and floating IP objects moving to the replacement as on any other; Never leaves it
+// as it is, Degraded. The message says the resize is the cause.
+func (actuator) Failure(vm *kupenstackv1.VirtualMachine, srv *servers.Server) string {
+	if srv.Status != "ERROR" {
+		return ""
+	}
+	msg := fmt.Sprintf("server %s went to ERROR", srv.ID)
+	if r := vm.Status.Resize; r != nil && r.Phase != kupenstackv1.ResizePhaseFailed {
+		msg += fmt.Sprintf(" while being resized from flavor %s to %s", r.FromFlavorName, r.FlavorName)
+	}
+	if srv.Fault.Message != "" {
+		msg += ": " + srv.Fault.Message
+	}
+	return msg
+}
+
+func (a actuator) Heal(vm *kupenstackv1.VirtualMachine, failure string, now time.Time) generic.HealDecision {
+	return a.backoff.decide(vm, failure, now)
 }

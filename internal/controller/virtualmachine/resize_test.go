@@ -74,17 +74,3 @@ func TestResizeStatesAreNoFailure(t *testing.T) {
 		t.Errorf("Failure = %q, want %q", f, want)
 	}
 }
-
-// TestInSyncFlavor: the drift check sees a flavor changed since the last observation.
-func TestInSyncFlavor(t *testing.T) {
-	vm := &kupenstackv1.VirtualMachine{Status: kupenstackv1.VirtualMachineStatus{
-		Resource: &kupenstackv1.VirtualMachineResourceStatus{Status: "ACTIVE", FlavorName: "m1.small"}}}
-	srv := &servers.Server{Status: "ACTIVE", Flavor: map[string]any{"original_name": "m1.small"}}
-	if !(actuator{}).InSync(vm, srv) {
-		t.Error("unchanged server out of sync")
-	}
-	srv.Flavor["original_name"] = "m1.large"
-	if (actuator{}).InSync(vm, srv) {
-		t.Error("a server resized out of band is in sync")
-	}
-}

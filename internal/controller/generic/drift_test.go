@@ -72,7 +72,12 @@ func TestDriftRepairedNamesTheField(t *testing.T) {
 
 // refActuator's resource is the ID of the Network its Subnet names: Diff compares the reference
 // by the ID it resolves to now.
-type refActuator struct{ *listingActuator }
+type refActuator struct {
+	*listingActuator
+	failed bool // Observe says the resource is not ready
+}
+
+func (a *refActuator) Observe(*kupenstackv1.Subnet, *string) (bool, string) { return !a.failed, "" }
 
 func (*refActuator) Diff(s Scope, sub *kupenstackv1.Subnet, networkID *string) Changes {
 	var d Diff
@@ -82,10 +87,12 @@ func (*refActuator) Diff(s Scope, sub *kupenstackv1.Subnet, networkID *string) C
 
 // TestDriftCheckResolvesReferences: the list-based drift check resolves references as a pass
 // does, so a dependency re-created with a new ID is drift of the objects naming it; one whose
-// reference cannot be resolved is handed to a pass, which says why.
+// reference cannot be resolved is handed to a pass, which says why; so is one whose resource is
+// no longer as ready as the object says (a server stopped), managed or not.
 func TestDriftCheckResolvesReferences(t *testing.T) {
 	ns := readyNamespace(t)
-	net := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: ns}}
+	// A Port stands for the network: no controller of this test runs for Ports to change it.
+	net := &kupenstackv1.Port{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: ns}, Spec: kupenstackv1.PortSpec{NetworkRef: "n"}}
 	if err := env.Client.Create(env.Ctx, net); err != nil {
 		t.Fatal(err)
 	}
@@ -97,13 +104,15 @@ func TestDriftCheckResolvesReferences(t *testing.T) {
 		}
 	}
 	markReady("net-1")
+	act := &refActuator{}
 	rs := &resyncer[*kupenstackv1.Subnet, string]{r: &Reconciler[*kupenstackv1.Subnet, string]{
 		Client: env.Client,
-		Kind: Kind[*kupenstackv1.Subnet, string]{Name: "Subnet", Actuator: &refActuator{},
-			Dependencies: []Dependency[*kupenstackv1.Subnet]{{Kind: "Network", New: func() Object { return &kupenstackv1.Network{} },
+		Kind: Kind[*kupenstackv1.Subnet, string]{Name: "Subnet", Actuator: act,
+			Dependencies: []Dependency[*kupenstackv1.Subnet]{{Kind: "Network", New: func() Object { return &kupenstackv1.Port{} },
 				Names: func(s *kupenstackv1.Subnet) []string { return Ref(s.Spec.NetworkRef) }}}},
 	}}
-	sub := &kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "sub", Namespace: ns}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net"}}
+	sub := &kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{Name: "sub", Namespace: ns, Generation: 1}, Spec: kupenstackv1.SubnetSpec{NetworkRef: "net"}}
+	conditions.Set(&sub.Status.Conditions, 1, conditions.State{Ready: true})
 	inNet1 := "net-1"
 	ctx := context.Background()
 	if rs.drifted(ctx, "p", sub, &inNet1) {
@@ -120,6 +129,10 @@ func TestDriftCheckResolvesReferences(t *testing.T) {
 	sub.Spec.ManagementPolicy = kupenstackv1.ManagementPolicyUnmanaged
 	if rs.drifted(ctx, "p", sub, &inNet1) {
 		t.Error("an unmanaged object is never updated, so never drifted")
+	}
+	act.failed = true
+	if !rs.drifted(ctx, "p", sub, &inNet1) {
+		t.Error("Ready, but its resource is not: a pass must record it")
 	}
 }
 

@@ -81,11 +81,15 @@ func TestDiff(t *testing.T) {
 			spec: func(p *kupenstackv1.Port) {
 				p.Spec.FixedIPs = []kupenstackv1.PortFixedIP{{SubnetRef: "v4"}, {SubnetRef: "v4", IPAddress: "10.0.0.5"}}
 			},
-			res:  func(r *osPort) { r.FixedIPs = []ports.IP{{SubnetID: "sub-v4", IPAddress: "10.0.0.5"}, {SubnetID: "sub-v4b", IPAddress: "10.0.1.9"}} },
+			res: func(r *osPort) {
+				r.FixedIPs = []ports.IP{{SubnetID: "sub-v4", IPAddress: "10.0.0.5"}, {SubnetID: "sub-v4b", IPAddress: "10.0.1.9"}}
+			},
 			want: []string{fieldFixedIPs},
 		},
 		{name: "address pair removed", res: func(r *osPort) { r.AllowedAddressPairs = r.AllowedAddressPairs[:1] }, want: []string{fieldAllowedAddressPairs}},
-		{name: "address pair added", res: func(r *osPort) { r.AllowedAddressPairs = append(r.AllowedAddressPairs, ports.AddressPair{IPAddress: "1.2.3.4"}) }, want: []string{fieldAllowedAddressPairs}},
+		{name: "address pair added", res: func(r *osPort) {
+			r.AllowedAddressPairs = append(r.AllowedAddressPairs, ports.AddressPair{IPAddress: "1.2.3.4"})
+		}, want: []string{fieldAllowedAddressPairs}},
 		{name: "address pair changed", res: func(r *osPort) { r.AllowedAddressPairs[0].MACAddress = "fa:16:3e:00:00:02" }, want: []string{fieldAllowedAddressPairs}},
 		{name: "address pairs added to a spec without", spec: func(p *kupenstackv1.Port) { p.Spec.AllowedAddressPairs = nil }, want: []string{fieldAllowedAddressPairs}},
 		{name: "tag removed", res: func(r *osPort) { r.Tags = r.Tags[1:] }, want: []string{fieldTags}},

@@ -59,7 +59,9 @@ func TestDiff(t *testing.T) {
 		{name: "gateway network re-created with a new ID", ids: map[string]string{"Network/public": "ext-3"}, want: []string{fieldExternalGateway}},
 		{
 			name: "gateway on a provider network", ids: map[string]string{"ProviderNetwork/ext": "ext-1"},
-			spec: func(r *kupenstackv1.Router) { r.Spec.ExternalGateway = &kupenstackv1.RouterGateway{ProviderNetworkRef: "ext"} },
+			spec: func(r *kupenstackv1.Router) {
+				r.Spec.ExternalGateway = &kupenstackv1.RouterGateway{ProviderNetworkRef: "ext"}
+			},
 		},
 		{name: "gateway's addresses and SNAT are Neutron's", res: func(r *osRouter) { r.GatewayInfo.ExternalFixedIPs = nil; r.GatewayInfo.EnableSNAT = &f }},
 		{name: "interface removed", res: func(r *osRouter) { r.Interfaces = r.Interfaces[1:] }, want: []string{fieldInterfaces}},

@@ -73,8 +73,10 @@ func fipDrift(field string, body func(ctx context.Context, obj generic.Object) (
 
 func init() {
 	addFieldDrifts(
-		fipDrift("spec.description", func(context.Context, generic.Object) (map[string]any, error) {
-			return map[string]any{"description": "out of band"}, nil
+		// With the association, as Neutron wants for a port with several addresses.
+		fipDrift("spec.description", func(ctx context.Context, obj generic.Object) (map[string]any, error) {
+			p1, err := objectID(ctx, obj.GetNamespace(), "p1", &kupenstackv1.Port{})
+			return map[string]any{"description": "out of band", "port_id": p1, "fixed_ip_address": "10.64.0.10"}, err
 		}),
 		// Moved to another port.
 		fipDrift("spec.portRef", func(ctx context.Context, obj generic.Object) (map[string]any, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -13,7 +14,7 @@ import (
 
 // neutronPutJSON sends body to a Neutron resource's path (e.g. "ports", id), as an admin would.
 func neutronPutJSON(ctx context.Context, c driftClients, body any, path ...string) error {
-	_, err := c.neutron.Put(ctx, c.neutron.ServiceURL(path...), body, nil, nil)
+	_, err := c.neutron.Put(ctx, c.neutron.ServiceURL(path...), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200, 201}})
 	return err
 }
 

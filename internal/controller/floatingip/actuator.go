@@ -188,6 +188,10 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 		// An empty port ID disassociates.
 		wantPort := s.DependencyID("Port", f.Spec.PortRef)
 		upd.PortID, upd.FixedIP, dirty = &wantPort, f.Spec.FixedIPAddress, true
+	} else if dirty && cur.PortID != "" {
+		// Neutron re-validates the association on every update: without its address, one to a
+		// port with several is refused ("multiple fixed IPv4 addresses").
+		upd.PortID, upd.FixedIP = &cur.PortID, cur.FixedIP
 	}
 	if !dirty {
 		return a.Get(ctx, s, cur.ID) // only the tags changed

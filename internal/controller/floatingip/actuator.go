@@ -27,7 +27,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{
 		Name:       "FloatingIP",
 		Controller: "floatingip",
-		Actuator:   generic.Legacy[*kupenstackv1.FloatingIP, floatingips.FloatingIP](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
@@ -83,7 +83,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.FloatingIP, floatingips.FloatingIP] = actuator{}
+	_ generic.Actuator[*kupenstackv1.FloatingIP, floatingips.FloatingIP] = actuator{}
 )
 
 func (actuator) list(ctx context.Context, s generic.Scope, opts floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
@@ -145,45 +145,66 @@ func (actuator) Create(ctx context.Context, s generic.Scope, f *kupenstackv1.Flo
 	}).Extract()
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP, cur *floatingips.FloatingIP) (*floatingips.FloatingIP, bool, error) {
-	sc, err := neutron.Client(ctx, s)
-	if err != nil {
-		return nil, false, err
-	}
-	changed, err := neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags)
-	if err != nil {
-		return cur, false, err
-	}
-	upd, dirty := floatingips.UpdateOpts{}, false
-	if cur.Description != f.Spec.Description {
-		upd.Description, dirty = &f.Spec.Description, true
-	}
+// The spec fields Diff compares, as a user writes them.
+const (
+	fieldDescription    = "spec.description"
+	fieldPortRef        = "spec.portRef"
+	fieldFixedIPAddress = "spec.fixedIPAddress"
+	fieldTags           = "spec.tags"
+)
+
+// Diff compares what Neutron lets change after creation: the description, the tags and the
+// association. The spec owns the association: without portRef the address must be unassociated,
+// so one associated out of band is drift too. The address and its network cannot change.
+func (actuator) Diff(s generic.Scope, f *kupenstackv1.FloatingIP, res *floatingips.FloatingIP) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, fieldDescription, f.Spec.Description, res.Description)
 	wantPort := s.DependencyID("Port", f.Spec.PortRef)
-	if wantPort != cur.PortID || (wantPort != "" && f.Spec.FixedIPAddress != "" && f.Spec.FixedIPAddress != cur.FixedIP) {
-		upd.PortID, upd.FixedIP, dirty = &wantPort, f.Spec.FixedIPAddress, true
+	generic.Value(&d, fieldPortRef, wantPort, res.PortID)
+	// Unset: Neutron picks one of the port's addresses, and any is the spec's.
+	if f.Spec.FixedIPAddress != "" && wantPort != "" && wantPort == res.PortID {
+		generic.Value(&d, fieldFixedIPAddress, f.Spec.FixedIPAddress, res.FixedIP)
 	}
-	if dirty {
-		updated, err := floatingips.Update(ctx, sc, cur.ID, upd).Extract()
-		if openstack.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
-			// Resolves itself once a router connects the port's subnet to the external network.
-			return cur, changed, generic.WaitFor("waiting for a router between the port's subnet and the floating IP's network", 5*time.Second)
-		}
-		if err != nil {
-			return cur, changed, err
-		}
-		return updated, true, nil
-	}
-	return a.Refresh(ctx, s, cur, changed)
+	generic.Set(&d, fieldTags, neutron.Tags(f, f.Spec.Tags), res.Tags)
+	return d.Changes()
 }
 
-// InSync compares description, tags and whether it is associated at all (the port's ID is only
-// resolved in a full reconcile).
-func (actuator) InSync(f *kupenstackv1.FloatingIP, res *floatingips.FloatingIP) bool {
-	if f.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
+// Update makes the changes Diff found: tags through the tags API, the rest in one update.
+func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.FloatingIP, cur *floatingips.FloatingIP, changes generic.Changes) (*floatingips.FloatingIP, error) {
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
 	}
-	return res.Description == f.Spec.Description && (f.Spec.PortRef == "") == (res.PortID == "") &&
-		neutron.SameSet(neutron.Tags(f, f.Spec.Tags), res.Tags)
+	if changes.Has(fieldTags) {
+		if _, err := neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags); err != nil {
+			return cur, err
+		}
+	}
+	upd, dirty := floatingips.UpdateOpts{}, false
+	if changes.Has(fieldDescription) {
+		upd.Description, dirty = &f.Spec.Description, true
+	}
+	if changes.Has(fieldPortRef) || changes.Has(fieldFixedIPAddress) {
+		// An empty port ID disassociates.
+		wantPort := s.DependencyID("Port", f.Spec.PortRef)
+		upd.PortID, upd.FixedIP, dirty = &wantPort, f.Spec.FixedIPAddress, true
+	} else if dirty && cur.PortID != "" {
+		// Neutron re-validates the association on every update: without its address, one to a
+		// port with several is refused ("multiple fixed IPv4 addresses").
+		upd.PortID, upd.FixedIP = &cur.PortID, cur.FixedIP
+	}
+	if !dirty {
+		return a.Get(ctx, s, cur.ID) // only the tags changed
+	}
+	updated, err := floatingips.Update(ctx, sc, cur.ID, upd).Extract()
+	if openstack.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {
+		// Resolves itself once a router connects the port's subnet to the external network.
+		return cur, generic.WaitFor("waiting for a router between the port's subnet and the floating IP's network", 5*time.Second)
+	}
+	if err != nil {
+		return cur, err
+	}
+	return updated, nil
 }
 
 func (actuator) Observe(f *kupenstackv1.FloatingIP, res *floatingips.FloatingIP) (bool, string) {

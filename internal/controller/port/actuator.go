@@ -29,7 +29,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Port, osPort]{
 		Name:       "Port",
 		Controller: "port",
-		Actuator:   generic.Legacy[*kupenstackv1.Port, osPort](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Port, osPort]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Port { return &kupenstackv1.Port{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.PortList{} },
@@ -87,7 +87,7 @@ type actuator struct {
 }
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Port, osPort] = actuator{}
+	_ generic.Actuator[*kupenstackv1.Port, osPort] = actuator{}
 )
 
 func name(p *kupenstackv1.Port) string { return generic.Name(p, p.Spec.Name) }
@@ -149,24 +149,52 @@ func (actuator) Create(ctx context.Context, s generic.Scope, p *kupenstackv1.Por
 	return &created, ports.Create(ctx, sc, builder).ExtractInto(&created)
 }
 
-// addressesMatch says whether the port has exactly the requested subnets (and addresses, where given).
+// The spec fields Diff compares, as a user writes them.
+const (
+	fieldName                = "spec.name"
+	fieldDescription         = "spec.description"
+	fieldAdminStateUp        = "spec.adminStateUp"
+	fieldPortSecurityEnabled = "spec.portSecurityEnabled"
+	fieldSecurityGroupRefs   = "spec.securityGroupRefs"
+	fieldFixedIPs            = "spec.fixedIPs"
+	fieldAllowedAddressPairs = "spec.allowedAddressPairs"
+	fieldTags                = "spec.tags"
+)
+
+// addressesMatch says whether the port has exactly the requested subnets (and addresses, where
+// given), in any order. Each requested address claims its own address of the port, so two on one
+// subnet need two there.
 func addressesMatch(want []ports.IP, have []ports.IP) bool {
 	if len(want) == 0 {
-		return true
+		return true // Neutron picked the port's addresses: any are the spec's
 	}
 	if len(want) != len(have) {
 		return false
 	}
-	for _, w := range want {
-		if !slices.ContainsFunc(have, func(h ports.IP) bool {
-			return h.SubnetID == w.SubnetID && (w.IPAddress == "" || w.IPAddress == h.IPAddress)
-		}) {
-			return false
+	used := make([]bool, len(have))
+	// Exact addresses first, so that an address-less entry cannot take the address another names.
+	for _, exact := range []bool{true, false} {
+		for _, w := range want {
+			if (w.IPAddress != "") != exact {
+				continue
+			}
+			found := false
+			for i, h := range have {
+				if !used[i] && h.SubnetID == w.SubnetID && (w.IPAddress == "" || w.IPAddress == h.IPAddress) {
+					used[i], found = true, true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
 		}
 	}
 	return true
 }
 
+// pairsMatch compares address pairs as sets; a pair without a MAC address matches any (Neutron
+// fills in the port's own).
 func pairsMatch(want []ports.AddressPair, have []ports.AddressPair) bool {
 	if len(want) != len(have) {
 		return false
@@ -181,62 +209,99 @@ func pairsMatch(want []ports.AddressPair, have []ports.AddressPair) bool {
 	return true
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, p *kupenstackv1.Port, cur *osPort) (*osPort, bool, error) {
+// Diff compares every field Neutron lets change after creation; networkRef cannot change.
+func (actuator) Diff(s generic.Scope, p *kupenstackv1.Port, res *osPort) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, fieldName, name(p), res.Name)
+	generic.Value(&d, fieldDescription, p.Spec.Description, res.Description)
+	generic.Optional(&d, fieldAdminStateUp, p.Spec.AdminStateUp, res.AdminStateUp)
+	// Unset: the network's setting, not drift.
+	generic.Optional(&d, fieldPortSecurityEnabled, p.Spec.PortSecurityEnabled, res.PortSecurityEnabled)
+	// Unset: Neutron's default group, not drift. Compared by the IDs the refs resolve to now.
+	if sgs := securityGroups(s, p); sgs != nil {
+		generic.Set(&d, fieldSecurityGroupRefs, *sgs, res.SecurityGroups)
+	}
+	if want := fixedIPs(s, p); !addressesMatch(want, res.FixedIPs) {
+		d.Add(fieldFixedIPs, want, res.FixedIPs)
+	}
+	if want := addressPairs(p); !pairsMatch(want, res.AllowedAddressPairs) {
+		d.Add(fieldAllowedAddressPairs, want, res.AllowedAddressPairs)
+	}
+	generic.Set(&d, fieldTags, neutron.Tags(p, p.Spec.Tags), res.Tags)
+	return d.Changes()
+}
+
+// keepAddresses fills the spec's address-less entries with the address the port has on that
+// subnet, where it still has one, so that repairing another entry does not renumber the port.
+func keepAddresses(want, have []ports.IP) []ports.IP {
+	out := slices.Clone(want)
+	taken := map[string]bool{}
+	for _, w := range out {
+		if w.IPAddress != "" {
+			taken[w.IPAddress] = true
+		}
+	}
+	for i := range out {
+		if out[i].IPAddress != "" {
+			continue
+		}
+		for _, h := range have {
+			if h.SubnetID == out[i].SubnetID && !taken[h.IPAddress] {
+				out[i].IPAddress, taken[h.IPAddress] = h.IPAddress, true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Update makes the changes Diff found: tags through the tags API, the rest in one port update.
+func (a actuator) Update(ctx context.Context, s generic.Scope, p *kupenstackv1.Port, cur *osPort, changes generic.Changes) (*osPort, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	changed, err := neutron.SyncTags(ctx, sc, "ports", cur.ID, neutron.Tags(p, p.Spec.Tags), cur.Tags)
-	if err != nil {
-		return cur, false, err
+	if changes.Has(fieldTags) {
+		if _, err := neutron.SyncTags(ctx, sc, "ports", cur.ID, neutron.Tags(p, p.Spec.Tags), cur.Tags); err != nil {
+			return cur, err
+		}
 	}
 	upd, dirty := ports.UpdateOpts{}, false
-	if want := name(p); cur.Name != want {
+	if changes.Has(fieldName) {
+		want := name(p)
 		upd.Name, dirty = &want, true
 	}
-	if cur.Description != p.Spec.Description {
+	if changes.Has(fieldDescription) {
 		upd.Description, dirty = &p.Spec.Description, true
 	}
-	if p.Spec.AdminStateUp != nil && *p.Spec.AdminStateUp != cur.AdminStateUp {
+	if changes.Has(fieldAdminStateUp) {
 		upd.AdminStateUp, dirty = p.Spec.AdminStateUp, true
 	}
-	if sgs := securityGroups(s, p); sgs != nil && !neutron.SameSet(*sgs, cur.SecurityGroups) {
-		upd.SecurityGroups, dirty = sgs, true
+	if changes.Has(fieldSecurityGroupRefs) {
+		upd.SecurityGroups, dirty = securityGroups(s, p), true
 	}
-	if want := fixedIPs(s, p); !addressesMatch(want, cur.FixedIPs) {
-		upd.FixedIPs, dirty = want, true
+	if changes.Has(fieldFixedIPs) {
+		upd.FixedIPs, dirty = keepAddresses(fixedIPs(s, p), cur.FixedIPs), true
 	}
-	if want := addressPairs(p); !pairsMatch(want, cur.AllowedAddressPairs) {
+	if changes.Has(fieldAllowedAddressPairs) {
+		want := addressPairs(p)
 		if want == nil {
-			want = []ports.AddressPair{}
+			want = []ports.AddressPair{} // an empty list removes them all; nil would leave them
 		}
 		upd.AllowedAddressPairs, dirty = &want, true
 	}
 	var builder ports.UpdateOptsBuilder = upd
-	if ps := p.Spec.PortSecurityEnabled; ps != nil && *ps != cur.PortSecurityEnabled {
-		builder, dirty = portsecurity.PortUpdateOptsExt{UpdateOptsBuilder: upd, PortSecurityEnabled: ps}, true
+	if changes.Has(fieldPortSecurityEnabled) {
+		builder, dirty = portsecurity.PortUpdateOptsExt{UpdateOptsBuilder: upd, PortSecurityEnabled: p.Spec.PortSecurityEnabled}, true
 	}
-	if dirty {
-		var updated osPort
-		if err := ports.Update(ctx, sc, cur.ID, builder).ExtractInto(&updated); err != nil {
-			return cur, changed, err
-		}
-		return &updated, true, nil
+	if !dirty {
+		return a.Get(ctx, s, cur.ID) // only the tags changed
 	}
-	return a.Refresh(ctx, s, cur, changed)
-}
-
-// InSync compares the port's own fields; references are resolved only in a full reconcile.
-func (actuator) InSync(p *kupenstackv1.Port, res *osPort) bool {
-	if p.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
+	var updated osPort
+	if err := ports.Update(ctx, sc, cur.ID, builder).ExtractInto(&updated); err != nil {
+		return cur, err
 	}
-	return res.Name == name(p) && res.Description == p.Spec.Description &&
-		(p.Spec.AdminStateUp == nil || *p.Spec.AdminStateUp == res.AdminStateUp) &&
-		(p.Spec.PortSecurityEnabled == nil || *p.Spec.PortSecurityEnabled == res.PortSecurityEnabled) &&
-		(p.Spec.SecurityGroupRefs == nil || len(p.Spec.SecurityGroupRefs) == len(res.SecurityGroups)) &&
-		pairsMatch(addressPairs(p), res.AllowedAddressPairs) &&
-		neutron.SameSet(neutron.Tags(p, p.Spec.Tags), res.Tags)
+	return &updated, nil
 }
 
 func (actuator) Observe(p *kupenstackv1.Port, res *osPort) (bool, string) {

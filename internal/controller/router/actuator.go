@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"time"
 
@@ -30,7 +31,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Router, osRouter]{
 		Name:       "Router",
 		Controller: "router",
-		Actuator:   generic.Legacy[*kupenstackv1.Router, osRouter](a),
+		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Router, osRouter]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Router { return &kupenstackv1.Router{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.RouterList{} },
@@ -68,30 +69,66 @@ type osRouter struct {
 type actuator struct{}
 
 var (
-	_ generic.LegacyActuator[*kupenstackv1.Router, osRouter] = actuator{}
+	_ generic.Actuator[*kupenstackv1.Router, osRouter] = actuator{}
 )
 
 func name(r *kupenstackv1.Router) string { return generic.Name(r, r.Spec.Name) }
 
-// withInterfaces adds the router's interface ports.
-func withInterfaces(ctx context.Context, sc *gophercloud.ServiceClient, r *routers.Router) (*osRouter, error) {
-	pages, err := ports.List(sc, ports.ListOpts{DeviceID: r.ID, DeviceOwner: "network:router_interface"}).AllPages(ctx)
+// interfacePorts lists the interface ports of the routers whose IDs are given.
+func interfacePorts(ctx context.Context, sc *gophercloud.ServiceClient, routerIDs []string) ([]ports.Port, error) {
+	pages, err := ports.List(sc, interfaceQuery(routerIDs)).AllPages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	found, err := ports.ExtractPorts(pages)
-	if err != nil {
-		return nil, err
-	}
+	return ports.ExtractPorts(pages)
+}
+
+// interfaceQuery asks for the interface ports of several routers in one list: Neutron ORs a
+// filter given more than once (gophercloud's ListOpts takes one device ID).
+type interfaceQuery []string
+
+func (q interfaceQuery) ToPortListQuery() (string, error) {
+	v := url.Values{"device_owner": {"network:router_interface"}, "device_id": q}
+	return "?" + v.Encode(), nil
+}
+
+// withInterfaces adds the interfaces found among ifaces (interface ports) to r.
+func withInterfaces(r *routers.Router, ifaces []ports.Port) *osRouter {
 	out := &osRouter{Router: *r}
-	for _, p := range found {
+	for _, p := range ifaces {
+		if p.DeviceID != r.ID {
+			continue
+		}
 		for _, ip := range p.FixedIPs {
 			out.Interfaces = append(out.Interfaces, kupenstackv1.RouterInterfaceStatus{SubnetID: ip.SubnetID, PortID: p.ID, IPAddress: ip.IPAddress})
 		}
 	}
 	slices.SortFunc(out.Interfaces, func(a, b kupenstackv1.RouterInterfaceStatus) int { return cmp.Compare(a.SubnetID, b.SubnetID) })
+	return out
+}
+
+// read completes routers with their interfaces, listing the interface ports of up to
+// interfaceBatch routers per call.
+func read(ctx context.Context, sc *gophercloud.ServiceClient, rs []routers.Router) ([]*osRouter, error) {
+	out := make([]*osRouter, 0, len(rs))
+	for batch := range slices.Chunk(rs, interfaceBatch) {
+		ids := make([]string, len(batch))
+		for i := range batch {
+			ids[i] = batch[i].ID
+		}
+		ifaces, err := interfacePorts(ctx, sc, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i := range batch {
+			out = append(out, withInterfaces(&batch[i], ifaces))
+		}
+	}
 	return out, nil
 }
+
+// interfaceBatch keeps a list call's URL short (a router ID is 36 characters).
+const interfaceBatch = 40
 
 func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osRouter, error) {
 	sc, err := neutron.Client(ctx, s)
@@ -102,7 +139,11 @@ func (actuator) Get(ctx context.Context, s generic.Scope, id string) (*osRouter,
 	if err != nil {
 		return nil, err
 	}
-	return withInterfaces(ctx, sc, r)
+	found, err := read(ctx, sc, []routers.Router{*r})
+	if err != nil {
+		return nil, err
+	}
+	return found[0], nil
 }
 
 func (actuator) list(ctx context.Context, s generic.Scope, opts routers.ListOpts) ([]routers.Router, error) {
@@ -127,7 +168,11 @@ func (a actuator) found(ctx context.Context, s generic.Scope, r *routers.Router,
 	if err != nil {
 		return nil, err
 	}
-	return withInterfaces(ctx, sc, r)
+	found, err := read(ctx, sc, []routers.Router{*r})
+	if err != nil {
+		return nil, err
+	}
+	return found[0], nil
 }
 
 func (a actuator) FindOwned(ctx context.Context, s generic.Scope, r *kupenstackv1.Router) (*osRouter, error) {
@@ -205,26 +250,81 @@ func (actuator) Create(ctx context.Context, s generic.Scope, r *kupenstackv1.Rou
 	return &osRouter{Router: *created}, nil // interfaces follow in Update
 }
 
-func (a actuator) Update(ctx context.Context, s generic.Scope, r *kupenstackv1.Router, cur *osRouter) (*osRouter, bool, error) {
+// The spec fields Diff compares, as a user writes them.
+const (
+	fieldName            = "spec.name"
+	fieldDescription     = "spec.description"
+	fieldAdminStateUp    = "spec.adminStateUp"
+	fieldExternalGateway = "spec.externalGateway"
+	fieldInterfaces      = "spec.interfaces"
+	fieldTags            = "spec.tags"
+)
+
+// gatewayNetworkID is the ID of the external network the spec wants the gateway on ("": none).
+func gatewayNetworkID(s generic.Scope, r *kupenstackv1.Router) string {
+	if gw := gatewayInfo(s, r); gw != nil {
+		return gw.NetworkID
+	}
+	return ""
+}
+
+// interfaceSubnets are the IDs of the subnets the spec attaches the router to.
+func interfaceSubnets(s generic.Scope, r *kupenstackv1.Router) []string {
+	out := []string{}
+	for _, i := range r.Spec.Interfaces {
+		out = append(out, s.DependencyID("Subnet", i.SubnetRef))
+	}
+	return out
+}
+
+func attachedSubnets(res *osRouter) []string {
+	out := []string{}
+	for _, i := range res.Interfaces {
+		out = append(out, i.SubnetID)
+	}
+	return out
+}
+
+// Diff compares every field of the spec. The spec owns the gateway (none when unset) and the
+// whole set of interfaces: an interface removed out of band is added back, and one added out of
+// band is detached, as one dropped from the spec is. The gateway's SNAT and addresses and the
+// router's static routes are Neutron's choice or the admin's (the spec has no field for them),
+// not drift.
+func (actuator) Diff(s generic.Scope, r *kupenstackv1.Router, res *osRouter) generic.Changes {
+	var d generic.Diff
+	generic.Value(&d, fieldName, name(r), res.Name)
+	generic.Value(&d, fieldDescription, r.Spec.Description, res.Description)
+	generic.Optional(&d, fieldAdminStateUp, r.Spec.AdminStateUp, res.AdminStateUp)
+	generic.Value(&d, fieldExternalGateway, gatewayNetworkID(s, r), res.GatewayInfo.NetworkID)
+	generic.Set(&d, fieldInterfaces, interfaceSubnets(s, r), attachedSubnets(res))
+	generic.Set(&d, fieldTags, neutron.Tags(r, r.Spec.Tags), res.Tags)
+	return d.Changes()
+}
+
+// Update makes the changes Diff found: tags through the tags API, the router's own fields in one
+// update, then interfaces detached and attached one by one.
+func (a actuator) Update(ctx context.Context, s generic.Scope, r *kupenstackv1.Router, cur *osRouter, changes generic.Changes) (*osRouter, error) {
 	sc, err := neutron.Client(ctx, s)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	changed, err := neutron.SyncTags(ctx, sc, "routers", cur.ID, neutron.Tags(r, r.Spec.Tags), cur.Tags)
-	if err != nil {
-		return cur, false, err
+	if changes.Has(fieldTags) {
+		if _, err := neutron.SyncTags(ctx, sc, "routers", cur.ID, neutron.Tags(r, r.Spec.Tags), cur.Tags); err != nil {
+			return cur, err
+		}
 	}
 	upd, dirty := routers.UpdateOpts{}, false
-	if want := name(r); cur.Name != want {
-		upd.Name, dirty = want, true
+	if changes.Has(fieldName) {
+		upd.Name, dirty = name(r), true
 	}
-	if cur.Description != r.Spec.Description {
+	if changes.Has(fieldDescription) {
 		upd.Description, dirty = &r.Spec.Description, true
 	}
-	if r.Spec.AdminStateUp != nil && cur.AdminStateUp != *r.Spec.AdminStateUp {
+	if changes.Has(fieldAdminStateUp) {
 		upd.AdminStateUp, dirty = r.Spec.AdminStateUp, true
 	}
-	if want := gatewayInfo(s, r); (want == nil) != (cur.GatewayInfo.NetworkID == "") || want != nil && want.NetworkID != cur.GatewayInfo.NetworkID {
+	if changes.Has(fieldExternalGateway) {
+		want := gatewayInfo(s, r)
 		if want == nil {
 			want = &routers.GatewayInfo{} // an empty gateway removes it
 		}
@@ -232,37 +332,37 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, r *kupenstackv1.R
 	}
 	if dirty {
 		if _, err := routers.Update(ctx, sc, cur.ID, upd).Extract(); err != nil {
-			return cur, changed, err
+			return cur, err
 		}
-		changed = true
 	}
-	want := map[string]bool{}
-	for _, i := range r.Spec.Interfaces {
-		want[s.DependencyID("Subnet", i.SubnetRef)] = true
+	if changes.Has(fieldInterfaces) {
+		if err := syncInterfaces(ctx, sc, cur, interfaceSubnets(s, r)); err != nil {
+			return cur, err
+		}
 	}
+	return a.Get(ctx, s, cur.ID)
+}
+
+// syncInterfaces detaches the router from the subnets not in want and attaches it to the missing ones.
+func syncInterfaces(ctx context.Context, sc *gophercloud.ServiceClient, cur *osRouter, want []string) error {
 	have := map[string]bool{}
 	for _, i := range cur.Interfaces {
 		have[i.SubnetID] = true
-		if !want[i.SubnetID] {
+		if !slices.Contains(want, i.SubnetID) {
 			if _, err := routers.RemoveInterface(ctx, sc, cur.ID, routers.RemoveInterfaceOpts{PortID: i.PortID}).Extract(); err != nil && !openstack.IsNotFound(err) {
-				return cur, changed, fmt.Errorf("detaching subnet %s: %w", i.SubnetID, err)
+				return fmt.Errorf("detaching subnet %s: %w", i.SubnetID, err)
 			}
-			changed = true
 		}
 	}
-	for id := range want {
+	for _, id := range want {
 		if !have[id] {
 			if _, err := routers.AddInterface(ctx, sc, cur.ID, routers.AddInterfaceOpts{SubnetID: id}).Extract(); err != nil {
-				return cur, changed, fmt.Errorf("attaching subnet %s: %w", id, err)
+				return fmt.Errorf("attaching subnet %s: %w", id, err)
 			}
-			changed = true
+			have[id] = true
 		}
 	}
-	if !changed {
-		return cur, false, nil
-	}
-	res, err := a.Get(ctx, s, cur.ID)
-	return res, true, err
+	return nil
 }
 
 // Delete detaches every interface first: Neutron refuses to delete a router that has any.
@@ -281,25 +381,18 @@ func (actuator) Delete(ctx context.Context, s generic.Scope, res *osRouter) erro
 
 func (actuator) ID(res *osRouter) string { return res.ID }
 
-// ListAll lists the project's routers; interfaces are not listed (that would cost a call per
-// router), so InSync compares only the router's own fields.
+// ListAll lists the project's routers with their interfaces: one list of routers, and one of
+// interface ports per interfaceBatch routers, so that the drift check sees interfaces too.
 func (a actuator) ListAll(ctx context.Context, s generic.Scope) ([]*osRouter, error) {
 	found, err := a.list(ctx, s, routers.ListOpts{})
-	out := make([]*osRouter, len(found))
-	for i := range found {
-		out[i] = &osRouter{Router: found[i]}
+	if err != nil {
+		return nil, err
 	}
-	return out, err
-}
-
-func (actuator) InSync(r *kupenstackv1.Router, res *osRouter) bool {
-	if r.Spec.ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
-		return true
+	sc, err := neutron.Client(ctx, s)
+	if err != nil {
+		return nil, err
 	}
-	return res.Name == name(r) && res.Description == r.Spec.Description &&
-		(r.Spec.AdminStateUp == nil || *r.Spec.AdminStateUp == res.AdminStateUp) &&
-		(r.Spec.ExternalGateway == nil) == (res.GatewayInfo.NetworkID == "") &&
-		neutron.SameSet(neutron.Tags(r, r.Spec.Tags), res.Tags)
+	return read(ctx, sc, found)
 }
 
 func (actuator) Observe(r *kupenstackv1.Router, res *osRouter) (bool, string) {

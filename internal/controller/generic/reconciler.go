@@ -40,8 +40,6 @@ type Scope struct {
 	Clients   *openstack.Clients
 	ProjectID string
 	deps      map[string]string
-	// driftCheck: the list-based drift check asks, not a reconcile pass.
-	driftCheck bool
 	// event records an Event on the object being reconciled (nil in unit tests).
 	event func(eventType, reason, action, message string)
 }
@@ -288,9 +286,6 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 		return res, nil
 	}
 	updated, err := r.Actuator.Update(ctx, s, obj, res, changes)
-	if errors.Is(err, errUnchanged) {
-		return updated, nil
-	}
 	if err != nil {
 		// What Update made before it failed (the fields repaired before one that cannot be) is
 		// in the resource it returned, when it returned one.

@@ -158,7 +158,7 @@ func (rs *resyncer[O, R]) drifted(ctx context.Context, projectID string, obj O, 
 	if err != nil || waiting != "" {
 		return true
 	}
-	return len(rs.r.Actuator.Diff(Scope{Clients: rs.r.Clients, ProjectID: projectID, deps: deps, driftCheck: true}, obj, res)) > 0
+	return len(rs.r.Actuator.Diff(Scope{Clients: rs.r.Clients, ProjectID: projectID, deps: deps}, obj, res)) > 0
 }
 
 // list makes the project's list for this poll and says whether it was a full one: with

@@ -93,7 +93,7 @@ type API[R any] struct {
 
 // Resource implements the actuator methods that are the same for every Neutron kind: reading,
 // finding what was created for an object, importing, listing and deleting. A kind embeds it and
-// adds Create, Update, InSync and Observe.
+// adds Create, Diff, Update and Observe.
 type Resource[O generic.Object, R any] struct {
 	API    API[R]
 	NameOf func(O) string
@@ -220,11 +220,3 @@ func (r Resource[O, R]) ListAll(ctx context.Context, s generic.Scope) ([]*R, err
 	return generic.Pointers(r.list(ctx, s, Filter{ProjectID: s.ProjectID}))
 }
 
-// Refresh re-reads res when an update changed it only through side calls (tags, rules).
-func (r Resource[O, R]) Refresh(ctx context.Context, s generic.Scope, res *R, changed bool) (*R, bool, error) {
-	if !changed {
-		return res, false, nil
-	}
-	fresh, err := r.Get(ctx, s, r.API.IDOf(res))
-	return fresh, true, err
-}

@@ -219,4 +219,3 @@ func (r Resource[O, R]) ID(res *R) string { return r.API.IDOf(res) }
 func (r Resource[O, R]) ListAll(ctx context.Context, s generic.Scope) ([]*R, error) {
 	return generic.Pointers(r.list(ctx, s, Filter{ProjectID: s.ProjectID}))
 }
-

@@ -32,14 +32,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
-			{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
+			generic.Refers[kupenstackv1.Network]("spec.floatingNetworkRef", func(f *kupenstackv1.FloatingIP) []string {
 				return generic.Ref(f.Spec.FloatingNetworkRef)
-			}},
-			{Kind: "ProviderNetwork", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
-				Names: func(f *kupenstackv1.FloatingIP) []string { return generic.Ref(f.Spec.ProviderNetworkRef) }},
-			{Kind: "Port", New: func() generic.Object { return &kupenstackv1.Port{} }, Names: func(f *kupenstackv1.FloatingIP) []string {
+			}),
+			generic.Refers[kupenstackv1.ProviderNetwork]("spec.providerNetworkRef", func(f *kupenstackv1.FloatingIP) []string { return generic.Ref(f.Spec.ProviderNetworkRef) }),
+			generic.Refers[kupenstackv1.Port]("spec.portRef", func(f *kupenstackv1.FloatingIP) []string {
 				return generic.Ref(f.Spec.PortRef)
-			}},
+			}),
 		},
 	})
 }

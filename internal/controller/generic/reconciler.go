@@ -449,17 +449,17 @@ func (r *Reconciler[O, R]) resolveDependencies(ctx context.Context, obj O) (map[
 			}
 			err := r.Client.Get(ctx, key, ref)
 			if apierrors.IsNotFound(err) {
-				return nil, fmt.Sprintf("waiting for %s/%s to be created", dep.Kind, name), nil
+				return nil, fmt.Sprintf("waiting for %s/%s to be created (%s)", dep.Kind, name, dep.Field), nil
 			}
 			if err != nil {
 				return nil, "", err
 			}
 			st := ref.GetManagedStatus()
 			if !ref.GetDeletionTimestamp().IsZero() {
-				return nil, fmt.Sprintf("%s/%s is being deleted", dep.Kind, name), nil
+				return nil, fmt.Sprintf("%s/%s is being deleted (%s)", dep.Kind, name, dep.Field), nil
 			}
 			if st.ID == "" || !conditions.IsReady(st.Conditions, ref.GetGeneration()) {
-				return nil, fmt.Sprintf("waiting for %s/%s to be ready", dep.Kind, name), nil
+				return nil, fmt.Sprintf("waiting for %s/%s to be ready (%s)", dep.Kind, name, dep.Field), nil
 			}
 			ids[dep.Kind+"/"+name] = st.ID
 		}

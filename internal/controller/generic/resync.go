@@ -144,12 +144,14 @@ func (rs *resyncer[O, R]) check(ctx context.Context, namespace, projectID string
 // as ready as the object says, or a pass is needed to tell (a reference that no longer resolves). References are resolved from the cache, so a
 // dependency re-created with a new ID shows as drift of every object that names it.
 func (rs *resyncer[O, R]) drifted(ctx context.Context, projectID string, obj O, res *R) bool {
-	// The resource's readiness moved (a server stopped, or failed): a pass records it, and heals.
-	// Only readiness: the rest of the observation may differ between a list and a read (order,
-	// fields a list leaves out), and would wake every object every period.
-	ready, waiting := rs.r.Actuator.Observe(obj.DeepCopyObject().(O), res)
-	if (ready && waiting == "") != conditions.IsReady(obj.GetManagedStatus().Conditions, obj.GetGeneration()) {
-		return true
+	// A Ready object whose resource no longer is (a server stopped, or failed): a pass records it,
+	// and heals. Only readiness: the rest of the observation may differ between a list and a read
+	// (order, fields a list leaves out), and would wake every object every period. Nor the other
+	// way: an object not Ready yet has its own pass coming (and the cache may not show it Ready).
+	if conditions.IsReady(obj.GetManagedStatus().Conditions, obj.GetGeneration()) {
+		if ready, waiting := rs.r.Actuator.Observe(obj.DeepCopyObject().(O), res); !ready || waiting != "" {
+			return true
+		}
 	}
 	if obj.GetManagedSpec().ManagementPolicy == kupenstackv1.ManagementPolicyUnmanaged {
 		return false // never updated: observed only when its own pass runs

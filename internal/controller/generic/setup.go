@@ -3,6 +3,8 @@ package generic
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,19 +59,32 @@ const FieldResource = "resource"
 // (ProjectQuota) undid, with the engine's own repairs.
 func CountDriftRepair(kind, field string) { driftRepairs.WithLabelValues(kind, field).Inc() }
 
-// Dependency declares that objects of one kind refer by name to objects of another kind in the
-// same namespace. The engine waits until the referenced objects are Ready, passes their IDs to
-// the actuator, wakes the referrer when they change, and keeps a referenced object (and its
-// OpenStack resource) from being deleted while something still refers to it.
+// Dependency declares that objects of one kind refer by name to objects of another kind (in the
+// same namespace, or cluster-wide when that kind is cluster-scoped). The engine waits until the
+// referenced objects are Ready, passes their IDs to the actuator, wakes the referrer when they
+// change, and keeps a referenced object (and its OpenStack resource) from being deleted while
+// something still refers to it. Declare one with Refers.
 type Dependency[O Object] struct {
 	// Kind of the referenced objects, e.g. "Network".
 	Kind string
+	// Field is where obj names them, as a user writes it ("spec.networkRef"), for messages.
+	Field string
 	// New returns an empty referenced object.
 	New func() Object
 	// Names lists the names obj refers to.
 	Names func(obj O) []string
 	// ClusterScoped: the referenced kind is cluster-scoped (Flavor), so names are cluster-wide.
+	// Setup finds it out from the API server.
 	ClusterScoped bool
+}
+
+// Refers declares that field of O names objects of kind D, names listing them: the kind's name
+// and its objects come from the type, so a declaration cannot name one kind and build another.
+func Refers[D any, PD interface {
+	*D
+	Object
+}, O Object](field string, names func(O) []string) Dependency[O] {
+	return Dependency[O]{Kind: reflect.TypeFor[D]().Name(), Field: field, New: func() Object { return PD(new(D)) }, Names: names}
 }
 
 func indexKey(kind string) string { return "kupenstack.io/ref-" + kind }
@@ -166,6 +181,14 @@ func Setup[O Object, R any](ctx context.Context, mgr ctrl.Manager, opts Options,
 		}
 	}
 
+	r.Dependencies = slices.Clone(kind.Dependencies) // a kind's declaration may be shared: filled in here
+	for i := range r.Dependencies {
+		namespaced, err := mgr.GetClient().IsObjectNamespaced(r.Dependencies[i].New())
+		if err != nil {
+			return fmt.Errorf("finding the scope of %s: %w", r.Dependencies[i].Kind, err)
+		}
+		r.Dependencies[i].ClusterScoped = !namespaced
+	}
 	for _, dep := range r.Dependencies {
 		key := indexKey(dep.Kind)
 		if err := mgr.GetFieldIndexer().IndexField(ctx, r.New(), key, func(o client.Object) []string {

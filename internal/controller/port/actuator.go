@@ -34,22 +34,22 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		New:        func() *kupenstackv1.Port { return &kupenstackv1.Port{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.PortList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Port]{
-			{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} }, Names: func(p *kupenstackv1.Port) []string {
+			generic.Refers[kupenstackv1.Network]("spec.networkRef", func(p *kupenstackv1.Port) []string {
 				if p.Spec.NetworkRef == "" {
 					return nil
 				}
 				return []string{p.Spec.NetworkRef}
-			}},
-			{Kind: "Subnet", New: func() generic.Object { return &kupenstackv1.Subnet{} }, Names: func(p *kupenstackv1.Port) []string {
+			}),
+			generic.Refers[kupenstackv1.Subnet]("spec.fixedIPs[].subnetRef", func(p *kupenstackv1.Port) []string {
 				var names []string
 				for _, ip := range p.Spec.FixedIPs {
 					names = append(names, ip.SubnetRef)
 				}
 				return names
-			}},
-			{Kind: "SecurityGroup", New: func() generic.Object { return &kupenstackv1.SecurityGroup{} }, Names: func(p *kupenstackv1.Port) []string {
+			}),
+			generic.Refers[kupenstackv1.SecurityGroup]("spec.securityGroupRefs", func(p *kupenstackv1.Port) []string {
 				return p.Spec.SecurityGroupRefs
-			}},
+			}),
 		},
 	})
 }

@@ -36,26 +36,25 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		New:        func() *kupenstackv1.Router { return &kupenstackv1.Router{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.RouterList{} },
 		Dependencies: []generic.Dependency[*kupenstackv1.Router]{
-			{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} }, Names: func(r *kupenstackv1.Router) []string {
+			generic.Refers[kupenstackv1.Network]("spec.externalGateway.networkRef", func(r *kupenstackv1.Router) []string {
 				if r.Spec.ExternalGateway == nil {
 					return nil
 				}
 				return generic.Ref(r.Spec.ExternalGateway.NetworkRef)
-			}},
-			{Kind: "ProviderNetwork", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
-				Names: func(r *kupenstackv1.Router) []string {
-					if r.Spec.ExternalGateway == nil {
-						return nil
-					}
-					return generic.Ref(r.Spec.ExternalGateway.ProviderNetworkRef)
-				}},
-			{Kind: "Subnet", New: func() generic.Object { return &kupenstackv1.Subnet{} }, Names: func(r *kupenstackv1.Router) []string {
+			}),
+			generic.Refers[kupenstackv1.ProviderNetwork]("spec.externalGateway.providerNetworkRef", func(r *kupenstackv1.Router) []string {
+				if r.Spec.ExternalGateway == nil {
+					return nil
+				}
+				return generic.Ref(r.Spec.ExternalGateway.ProviderNetworkRef)
+			}),
+			generic.Refers[kupenstackv1.Subnet]("spec.interfaces[].subnetRef", func(r *kupenstackv1.Router) []string {
 				var names []string
 				for _, i := range r.Spec.Interfaces {
 					names = append(names, i.SubnetRef)
 				}
 				return names
-			}},
+			}),
 		},
 	})
 }

@@ -30,17 +30,13 @@ import (
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	a := actuator{neutron.Resource[*kupenstackv1.SecurityGroup, groups.SecGroup]{API: api, NameOf: name}}
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.SecurityGroup, groups.SecGroup]{
-		Name:       "SecurityGroup",
-		Controller: "securitygroup",
-		Actuator:   a,
-		Can:        generic.Capabilities[*kupenstackv1.SecurityGroup, groups.SecGroup]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
-		New:        func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
-		NewList:    func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
-		Dependencies: []generic.Dependency[*kupenstackv1.SecurityGroup]{{
-			Kind:  "SecurityGroup",
-			New:   func() generic.Object { return &kupenstackv1.SecurityGroup{} },
-			Names: remoteGroups,
-		}},
+		Name:         "SecurityGroup",
+		Controller:   "securitygroup",
+		Actuator:     a,
+		Can:          generic.Capabilities[*kupenstackv1.SecurityGroup, groups.SecGroup]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
+		New:          func() *kupenstackv1.SecurityGroup { return &kupenstackv1.SecurityGroup{} },
+		NewList:      func() client.ObjectList { return &kupenstackv1.SecurityGroupList{} },
+		Dependencies: []generic.Dependency[*kupenstackv1.SecurityGroup]{generic.Refers[kupenstackv1.SecurityGroup]("spec.rules[].remoteGroupRef", remoteGroups)},
 	})
 }
 

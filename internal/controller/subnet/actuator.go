@@ -29,17 +29,13 @@ import (
 func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	a := tenantActuator
 	return generic.Setup(ctx, mgr, o, generic.Kind[*kupenstackv1.Subnet, subnets.Subnet]{
-		Name:       "Subnet",
-		Controller: "subnet",
-		Actuator:   a,
-		Can:        generic.Capabilities[*kupenstackv1.Subnet, subnets.Subnet]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
-		New:        func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
-		NewList:    func() client.ObjectList { return &kupenstackv1.SubnetList{} },
-		Dependencies: []generic.Dependency[*kupenstackv1.Subnet]{{
-			Kind:  "Network",
-			New:   func() generic.Object { return &kupenstackv1.Network{} },
-			Names: func(s *kupenstackv1.Subnet) []string { return generic.Ref(s.Spec.NetworkRef) },
-		}},
+		Name:         "Subnet",
+		Controller:   "subnet",
+		Actuator:     a,
+		Can:          generic.Capabilities[*kupenstackv1.Subnet, subnets.Subnet]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
+		New:          func() *kupenstackv1.Subnet { return &kupenstackv1.Subnet{} },
+		NewList:      func() client.ObjectList { return &kupenstackv1.SubnetList{} },
+		Dependencies: []generic.Dependency[*kupenstackv1.Subnet]{generic.Refers[kupenstackv1.Network]("spec.networkRef", func(s *kupenstackv1.Subnet) []string { return generic.Ref(s.Spec.NetworkRef) })},
 	})
 }
 

@@ -27,12 +27,7 @@ func SetupProvider(ctx context.Context, mgr ctrl.Manager, o generic.Options) err
 		New:           func() *kupenstackv1.ProviderSubnet { return &kupenstackv1.ProviderSubnet{} },
 		NewList:       func() client.ObjectList { return &kupenstackv1.ProviderSubnetList{} },
 		ClusterScoped: true,
-		Dependencies: []generic.Dependency[*kupenstackv1.ProviderSubnet]{{
-			Kind:          "ProviderNetwork",
-			ClusterScoped: true,
-			New:           func() generic.Object { return &kupenstackv1.ProviderNetwork{} },
-			Names:         func(s *kupenstackv1.ProviderSubnet) []string { return generic.Ref(s.Spec.ProviderNetworkRef) },
-		}},
+		Dependencies:  []generic.Dependency[*kupenstackv1.ProviderSubnet]{generic.Refers[kupenstackv1.ProviderNetwork]("spec.providerNetworkRef", func(s *kupenstackv1.ProviderSubnet) []string { return generic.Ref(s.Spec.ProviderNetworkRef) })},
 	})
 }
 

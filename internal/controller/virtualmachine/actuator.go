@@ -52,36 +52,26 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, healthPerio
 
 // dependencies are the objects a VM refers to: it waits for them, and they wait for it on deletion.
 var dependencies = []generic.Dependency[*kupenstackv1.VirtualMachine]{
-	{Kind: "Flavor", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.Flavor{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.FlavorRef) }},
-	{Kind: "HostAggregate", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.HostAggregate{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.HostAggregateRef) }},
-	{Kind: "Image", New: func() generic.Object { return &kupenstackv1.Image{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.ImageRef) }},
-	{Kind: "PublicImage", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.PublicImage{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.PublicImageRef) }},
-	{Kind: "Volume", New: func() generic.Object { return &kupenstackv1.Volume{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string {
-			names := generic.Ref(v.Spec.BootVolumeRef)
-			for _, vol := range v.Spec.Volumes {
-				names = append(names, vol.VolumeRef)
-			}
-			return names
-		}},
-	{Kind: "KeyPair", New: func() generic.Object { return &kupenstackv1.KeyPair{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.KeyPairRef) }},
-	{Kind: "Network", New: func() generic.Object { return &kupenstackv1.Network{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string {
-			return nicRefs(v, func(n kupenstackv1.VirtualMachineNIC) string { return n.NetworkRef })
-		}},
-	{Kind: "Port", New: func() generic.Object { return &kupenstackv1.Port{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string {
-			return nicRefs(v, func(n kupenstackv1.VirtualMachineNIC) string { return n.PortRef })
-		}},
-	{Kind: "SecurityGroup", New: func() generic.Object { return &kupenstackv1.SecurityGroup{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return v.Spec.SecurityGroupRefs }},
-	{Kind: "ServerGroup", New: func() generic.Object { return &kupenstackv1.ServerGroup{} },
-		Names: func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.ServerGroupRef) }},
+	generic.Refers[kupenstackv1.Flavor]("spec.flavorRef", func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.FlavorRef) }),
+	generic.Refers[kupenstackv1.HostAggregate]("spec.hostAggregateRef", func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.HostAggregateRef) }),
+	generic.Refers[kupenstackv1.Image]("spec.imageRef", func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.ImageRef) }),
+	generic.Refers[kupenstackv1.PublicImage]("spec.publicImageRef", func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.PublicImageRef) }),
+	generic.Refers[kupenstackv1.Volume]("spec.bootVolumeRef, spec.volumes[].volumeRef", func(v *kupenstackv1.VirtualMachine) []string {
+		names := generic.Ref(v.Spec.BootVolumeRef)
+		for _, vol := range v.Spec.Volumes {
+			names = append(names, vol.VolumeRef)
+		}
+		return names
+	}),
+	generic.Refers[kupenstackv1.KeyPair]("spec.keyPairRef", func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.KeyPairRef) }),
+	generic.Refers[kupenstackv1.Network]("spec.networks[].networkRef", func(v *kupenstackv1.VirtualMachine) []string {
+		return nicRefs(v, func(n kupenstackv1.VirtualMachineNIC) string { return n.NetworkRef })
+	}),
+	generic.Refers[kupenstackv1.Port]("spec.networks[].portRef", func(v *kupenstackv1.VirtualMachine) []string {
+		return nicRefs(v, func(n kupenstackv1.VirtualMachineNIC) string { return n.PortRef })
+	}),
+	generic.Refers[kupenstackv1.SecurityGroup]("spec.securityGroupRefs", func(v *kupenstackv1.VirtualMachine) []string { return v.Spec.SecurityGroupRefs }),
+	generic.Refers[kupenstackv1.ServerGroup]("spec.serverGroupRef", func(v *kupenstackv1.VirtualMachine) []string { return generic.Ref(v.Spec.ServerGroupRef) }),
 }
 
 func nicRefs(v *kupenstackv1.VirtualMachine, field func(kupenstackv1.VirtualMachineNIC) string) []string {

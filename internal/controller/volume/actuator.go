@@ -40,19 +40,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		// attachments in its status) refreshes the Volumes it names or has attached.
 		Watches: []generic.Watch{{Object: &kupenstackv1.VirtualMachine{}, Map: volumesOfVM(mgr.GetClient())}},
 		Dependencies: []generic.Dependency[*kupenstackv1.Volume]{
-			{Kind: "Image", New: func() generic.Object { return &kupenstackv1.Image{} }, Names: func(v *kupenstackv1.Volume) []string {
+			generic.Refers[kupenstackv1.Image]("spec.imageRef", func(v *kupenstackv1.Volume) []string {
 				if v.Spec.ImageRef == "" {
 					return nil
 				}
 				return []string{v.Spec.ImageRef}
-			}},
-			{Kind: "PublicImage", ClusterScoped: true, New: func() generic.Object { return &kupenstackv1.PublicImage{} },
-				Names: func(v *kupenstackv1.Volume) []string {
-					if v.Spec.PublicImageRef == "" {
-						return nil
-					}
-					return []string{v.Spec.PublicImageRef}
-				}},
+			}),
+			generic.Refers[kupenstackv1.PublicImage]("spec.publicImageRef", func(v *kupenstackv1.Volume) []string {
+				if v.Spec.PublicImageRef == "" {
+					return nil
+				}
+				return []string{v.Spec.PublicImageRef}
+			}),
 		},
 	})
 }

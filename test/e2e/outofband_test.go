@@ -78,53 +78,70 @@ func TestOutOfBandChangeRepaired(t *testing.T) {
 	c := newDriftClients(t)
 	cases := slices.Clone(fieldDrifts)
 	slices.SortFunc(cases, func(a, b fieldDrift) int { return strings.Compare(a.kind+"/"+a.field, b.kind+"/"+b.field) })
+	t.Parallel()
+	// The cases wait on OpenStack, not on this machine: outOfBandConcurrency run at a time,
+	// whatever -parallel (the machine's cores) says for the rest of the suite.
+	sem := make(chan struct{}, outOfBandConcurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, d := range cases {
-		t.Run(d.kind+"/"+d.field, func(t *testing.T) {
-			t.Parallel()
-			ctx := env.Ctx
-			ns := newNamespace(t)
-			objs := d.objects(ns)
-			obj := objs[len(objs)-1].(generic.Object)
-			obj.GetManagedSpec().ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second}
-			create(t, objs...)
-			for _, o := range objs {
-				waitReady(t, o.(generic.Object))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(d.kind+"/"+d.field, func(t *testing.T) { runFieldDrift(t, c, d) })
+		}()
+	}
+}
+
+// outOfBandConcurrency is how many out-of-band cases run at once.
+const outOfBandConcurrency = 6
+
+// runFieldDrift is one case of TestOutOfBandChangeRepaired.
+func runFieldDrift(t *testing.T, c driftClients, d fieldDrift) {
+	ctx := env.Ctx
+	ns := newNamespace(t)
+	objs := d.objects(ns)
+	obj := objs[len(objs)-1].(generic.Object)
+	obj.GetManagedSpec().ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second}
+	create(t, objs...)
+	for _, o := range objs {
+		waitReady(t, o.(generic.Object))
+	}
+	before := driftRepairCount(t, d.kind, d.field)
+	start := time.Now()
+	if err := d.change(ctx, c, obj); err != nil {
+		t.Fatalf("changing %s out of band: %v", d.field, err)
+	}
+	if d.degradedReason != "" {
+		eventually(t, d.kind+" Degraded "+d.degradedReason, func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
 			}
-			before := driftRepairCount(t, d.kind, d.field)
-			start := time.Now()
-			if err := d.change(ctx, c, obj); err != nil {
-				t.Fatalf("changing %s out of band: %v", d.field, err)
-			}
-			if d.degradedReason != "" {
-				eventually(t, d.kind+" Degraded "+d.degradedReason, func() error {
-					if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-						return err
-					}
-					for _, cond := range obj.GetManagedStatus().Conditions {
-						if cond.Type == kupenstackv1.ConditionDegraded && cond.Status == "True" && cond.Reason == d.degradedReason {
-							return nil
-						}
-					}
-					return fmt.Errorf("conditions %+v", obj.GetManagedStatus().Conditions)
-				})
-			} else {
-				eventually(t, d.field+" set back", func() error {
-					if err := d.repaired(ctx, c, obj); err != nil {
-						return err
-					}
-					if !driftRepairedEvent(t, obj, d.field, start) {
-						return fmt.Errorf("no DriftRepaired Event naming %s yet", d.field)
-					}
+			for _, cond := range obj.GetManagedStatus().Conditions {
+				if cond.Type == kupenstackv1.ConditionDegraded && cond.Status == "True" && cond.Reason == d.degradedReason {
 					return nil
-				})
-				if after := driftRepairCount(t, d.kind, d.field); after <= before {
-					t.Errorf("kupenstack_drift_repairs_total{kind=%q,field=%q} stayed at %v", d.kind, d.field, after)
 				}
 			}
-			slices.Reverse(objs)
-			deleteAll(t, ns, kindCaseClusterScoped(obj), objs...)
+			return fmt.Errorf("conditions %+v", obj.GetManagedStatus().Conditions)
 		})
+	} else {
+		eventually(t, d.field+" set back", func() error {
+			if err := d.repaired(ctx, c, obj); err != nil {
+				return err
+			}
+			if !driftRepairedEvent(t, obj, d.field, start) {
+				return fmt.Errorf("no DriftRepaired Event naming %s yet", d.field)
+			}
+			return nil
+		})
+		if after := driftRepairCount(t, d.kind, d.field); after <= before {
+			t.Errorf("kupenstack_drift_repairs_total{kind=%q,field=%q} stayed at %v", d.kind, d.field, after)
+		}
 	}
+	slices.Reverse(objs)
+	deleteAll(t, ns, kindCaseClusterScoped(obj), objs...)
 }
 
 // kindCaseClusterScoped says whether obj's kind is cluster-scoped (it has no namespace).

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -159,6 +160,8 @@ type Reconciler[O Object, R any] struct {
 	Recorder events.EventRecorder
 	// dups are the duplicates the drift check found, for the objects' next passes (Can.Claims).
 	dups duplicates
+	// readyAt is, per object UID, the generation its last pass left Ready (see wasReady).
+	readyAt sync.Map
 }
 
 // Finalizer is the finalizer of every OpenStack resource kind.
@@ -218,7 +221,23 @@ func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 		return ctrl.Result{}, err
 	}
+	if out.state.Ready && out.state.Reason == "" && out.state.Waiting == "" {
+		r.readyAt.Store(obj.GetUID(), obj.GetGeneration())
+	} else {
+		r.readyAt.Delete(obj.GetUID())
+	}
 	return out.result()
+}
+
+// wasReady says whether obj was Ready for its generation when the pass began: by its status, or
+// by this operator's own record of its last pass, which a pass that follows at once may see
+// before the cache has that pass's status write.
+func (r *Reconciler[O, R]) wasReady(obj O) bool {
+	if conditions.IsReady(obj.GetManagedStatus().Conditions, obj.GetGeneration()) {
+		return true
+	}
+	gen, ok := r.readyAt.Load(obj.GetUID())
+	return ok && gen.(int64) == obj.GetGeneration()
 }
 
 func (r *Reconciler[O, R]) scope(ctx context.Context, namespace string) (Scope, string, error) {
@@ -299,7 +318,7 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 	updates := changes
 	// Drift only when this generation was in place already: Ready for it before this pass (not
 	// merely observed, as by passes that waited for the project, nor just created).
-	if conditions.IsReady(obj.GetManagedStatus().Conditions, obj.GetGeneration()) {
+	if r.wasReady(obj) {
 		if drift := changes.Drift(); len(drift) > 0 {
 			for _, field := range drift.Fields() {
 				driftRepairs.WithLabelValues(r.Name, field).Inc()
@@ -472,6 +491,7 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	r.dups.take(obj.GetUID()) // deletion takes every resource made for obj (Can.ListOwned)
+	r.readyAt.Delete(obj.GetUID())
 	// Deletion guard: OpenStack would refuse (or orphan) a resource still in use.
 	if users, err := r.Registry.Dependents(ctx, r.Client, r.Name, obj.GetNamespace(), obj.GetName()); err != nil || len(users) > 0 {
 		if err != nil {

@@ -201,10 +201,11 @@ func (rs *resyncer[O, R]) list(ctx context.Context, projectID string, now time.T
 	return found, full, nil
 }
 
-// unrecoverable says whether obj is Degraded for a reason only a spec change can fix: checking it
-// again would only repeat the same Warning.
+// unrecoverable says whether obj is Degraded for a reason only a spec change can fix (a failed
+// resize too: the server stays on its flavor until the spec names another): checking it again
+// would only repeat the same Warning.
 func unrecoverable(obj Object) bool {
 	c := meta.FindStatusCondition(obj.GetManagedStatus().Conditions, kupenstackv1.ConditionDegraded)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == kupenstackv1.ReasonUnrecoverableError &&
-		c.ObservedGeneration == obj.GetGeneration()
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == obj.GetGeneration() &&
+		(c.Reason == kupenstackv1.ReasonUnrecoverableError || c.Reason == kupenstackv1.ReasonResizeFailed)
 }

@@ -13,10 +13,10 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
+	"github.com/kupenstack/kupenstack/internal/testutil/metricstest"
 )
 
 // fieldDrift is one mutable field of one kind, changed in OpenStack behind the operator's back.
@@ -109,7 +109,7 @@ func runFieldDrift(t *testing.T, c driftClients, d fieldDrift) {
 	for _, o := range objs {
 		waitReady(t, o.(generic.Object))
 	}
-	before := driftRepairCount(t, d.kind, d.field)
+	before := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": d.kind, "field": d.field})
 	start := time.Now()
 	if err := d.change(ctx, c, obj); err != nil {
 		t.Fatalf("changing %s out of band: %v", d.field, err)
@@ -136,7 +136,7 @@ func runFieldDrift(t *testing.T, c driftClients, d fieldDrift) {
 			}
 			return nil
 		})
-		if after := driftRepairCount(t, d.kind, d.field); after <= before {
+		if after := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": d.kind, "field": d.field}); after <= before {
 			t.Errorf("kupenstack_drift_repairs_total{kind=%q,field=%q} stayed at %v", d.kind, d.field, after)
 		}
 	}
@@ -165,28 +165,4 @@ func driftRepairedEvent(t *testing.T, obj client.Object, field string, start tim
 		}
 	}
 	return false
-}
-
-// driftRepairCount reads kupenstack_drift_repairs_total{kind,field} from the in-process operator.
-func driftRepairCount(t *testing.T, kind, field string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "kupenstack_drift_repairs_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["field"] == field {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

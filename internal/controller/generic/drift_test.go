@@ -11,10 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/testutil/metricstest"
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
@@ -31,7 +31,7 @@ func TestDriftRepairedNamesTheField(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(n)
 	n = waitFor(t, key, "ready", func(n *kupenstackv1.Network) bool { return conditions.IsReady(n.Status.Conditions, n.Generation) })
-	before := driftCount(t, "Network", "spec.description")
+	before := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": "Network", "field": "spec.description"})
 
 	r, _ := cloud.get(n.Status.ID)
 	r.Description = "changed by an admin"
@@ -45,7 +45,7 @@ func TestDriftRepairedNamesTheField(t *testing.T) {
 		}
 		return nil
 	})
-	if after := driftCount(t, "Network", "spec.description"); after != before+1 {
+	if after := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": "Network", "field": "spec.description"}); after != before+1 {
 		t.Errorf("kupenstack_drift_repairs_total{kind=Network,field=spec.description}: %v → %v, want one more", before, after)
 	}
 
@@ -65,7 +65,7 @@ func TestDriftRepairedNamesTheField(t *testing.T) {
 		}
 		return nil
 	})
-	if after := driftCount(t, "Network", "spec.description"); after != before+1 {
+	if after := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": "Network", "field": "spec.description"}); after != before+1 {
 		t.Errorf("a spec change was counted as drift: %v → %v", before, after)
 	}
 }
@@ -150,33 +150,4 @@ func eventNote(t *testing.T, obj client.Object, reason string) string {
 		}
 	}
 	return note
-}
-
-// driftCount reads kupenstack_drift_repairs_total{kind,field}.
-func driftCount(t *testing.T, kind, field string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "kupenstack_drift_repairs_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			var k, fl string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "kind":
-					k = l.GetValue()
-				case "field":
-					fl = l.GetValue()
-				}
-			}
-			if k == kind && fl == field {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

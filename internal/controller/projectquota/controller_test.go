@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/testutil/metricstest"
 )
 
 func create(t *testing.T, q *kupenstackv1.ProjectQuota) {
@@ -132,7 +132,7 @@ func TestDriftRepaired(t *testing.T) {
 	create(t, q)
 	project := readyProject(t, ns)
 	waitQuota(t, ns, "ready", ready)
-	repairs := driftRepairs(t)
+	repairs := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": kind})
 	network.change(project, "network", 100)
 	eventually(t, "drift repaired", func() error {
 		if l := network.limit(project, "network"); l != 3 {
@@ -144,31 +144,9 @@ func TestDriftRepaired(t *testing.T) {
 		}
 		return nil
 	})
-	if d := driftRepairs(t) - repairs; d < 1 {
+	if d := metricstest.Sum(t, "kupenstack_drift_repairs_total", map[string]string{"kind": kind}) - repairs; d < 1 {
 		t.Errorf("drift repairs counted %v", d)
 	}
-}
-
-// driftRepairs is kupenstack_drift_repairs_total{kind="ProjectQuota"}.
-func driftRepairs(t *testing.T) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "kupenstack_drift_repairs_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "kind" && l.GetValue() == kind {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // TestWaitsForTheNamespace: a quota declared before its namespace waits for it, then applies.

@@ -79,26 +79,26 @@ func init() {
 		}
 		return nil
 	})
+	minDisk := check(func(_ generic.Object, i *images.Image) error {
+		if i.MinDiskGigabytes != 1 {
+			return fmt.Errorf("min disk %d", i.MinDiskGigabytes)
+		}
+		return nil
+	})
+	minRAM := check(func(_ generic.Object, i *images.Image) error {
+		if i.MinRAMMegabytes != 64 {
+			return fmt.Errorf("min RAM %d", i.MinRAMMegabytes)
+		}
+		return nil
+	})
 	changeProperties := update(images.UpdateImageProperty{Op: images.ReplaceOp, Name: "os_distro", Value: "debian"},
 		images.UpdateImageProperty{Op: images.AddOp, Name: "e2e_added", Value: "x"})
 	addFieldDrifts(
 		fieldDrift{kind: "Image", field: "spec.name", objects: image, change: update(images.ReplaceImageName{NewName: "changed"}), repaired: name},
 		fieldDrift{kind: "Image", field: "spec.visibility", objects: image,
 			change: update(images.UpdateVisibility{Visibility: images.ImageVisibilityShared}), repaired: visibility(images.ImageVisibilityPrivate)},
-		fieldDrift{kind: "Image", field: "spec.minDiskGiB", objects: image, change: update(images.ReplaceImageMinDisk{NewMinDisk: 5}),
-			repaired: check(func(_ generic.Object, i *images.Image) error {
-				if i.MinDiskGigabytes != 1 {
-					return fmt.Errorf("min disk %d", i.MinDiskGigabytes)
-				}
-				return nil
-			})},
-		fieldDrift{kind: "Image", field: "spec.minRamMiB", objects: image, change: update(images.ReplaceImageMinRam{NewMinRam: 0}),
-			repaired: check(func(_ generic.Object, i *images.Image) error {
-				if i.MinRAMMegabytes != 64 {
-					return fmt.Errorf("min RAM %d", i.MinRAMMegabytes)
-				}
-				return nil
-			})},
+		fieldDrift{kind: "Image", field: "spec.minDiskGiB", objects: image, change: update(images.ReplaceImageMinDisk{NewMinDisk: 5}), repaired: minDisk},
+		fieldDrift{kind: "Image", field: "spec.minRamMiB", objects: image, change: update(images.ReplaceImageMinRam{NewMinRam: 0}), repaired: minRAM},
 		// The owner tag is removed too: it must come back with the user's.
 		fieldDrift{kind: "Image", field: "spec.tags", objects: image, change: update(images.ReplaceImageTags{NewTags: []string{"intruder"}}), repaired: tags},
 		fieldDrift{kind: "Image", field: "spec.properties", objects: image, change: changeProperties, repaired: properties},
@@ -106,5 +106,8 @@ func init() {
 			change: update(images.UpdateVisibility{Visibility: images.ImageVisibilityCommunity}), repaired: visibility(images.ImageVisibilityPublic)},
 		fieldDrift{kind: "PublicImage", field: "spec.tags", objects: public, change: update(images.ReplaceImageTags{NewTags: []string{"intruder"}}), repaired: tags},
 		fieldDrift{kind: "PublicImage", field: "spec.properties", objects: public, change: changeProperties, repaired: properties},
+		fieldDrift{kind: "PublicImage", field: "spec.name", objects: public, change: update(images.ReplaceImageName{NewName: "changed"}), repaired: name},
+		fieldDrift{kind: "PublicImage", field: "spec.minDiskGiB", objects: public, change: update(images.ReplaceImageMinDisk{NewMinDisk: 5}), repaired: minDisk},
+		fieldDrift{kind: "PublicImage", field: "spec.minRamMiB", objects: public, change: update(images.ReplaceImageMinRam{NewMinRam: 0}), repaired: minRAM},
 	)
 }

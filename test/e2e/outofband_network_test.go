@@ -92,7 +92,8 @@ func driftNetwork(ns string) []client.Object {
 func driftProviderNetwork(ns string) *kupenstackv1.ProviderNetwork {
 	return &kupenstackv1.ProviderNetwork{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProviderNetworkSpec{
 		NetworkType: "vlan", PhysicalNetwork: "public",
-		NetworkParameters: kupenstackv1.NetworkParameters{Description: "spec description", Tags: driftNetworkTags},
+		NetworkParameters: kupenstackv1.NetworkParameters{Description: "spec description", Tags: driftNetworkTags,
+			AdminStateUp: new(true), MTU: new(1400), PortSecurityEnabled: new(true)},
 	}}
 }
 
@@ -114,5 +115,13 @@ func init() {
 		neutronAttrDrift("ProviderNetwork", "networks", "spec.description", pnet, map[string]any{"description": "out of band"},
 			neutronAttrIs("description", "spec description")),
 		neutronTagsDrift("ProviderNetwork", "networks", pnet, driftNetworkTags),
+		neutronAttrDrift("ProviderNetwork", "networks", "spec.name", pnet, map[string]any{"name": "renamed-out-of-band"}, neutronNameIs),
+		neutronAttrDrift("ProviderNetwork", "networks", "spec.adminStateUp", pnet, map[string]any{"admin_state_up": false},
+			neutronAttrIs("admin_state_up", true)),
+		neutronAttrDrift("ProviderNetwork", "networks", "spec.mtu", pnet, map[string]any{"mtu": 1300}, neutronAttrIs("mtu", 1400)),
+		neutronAttrDrift("ProviderNetwork", "networks", "spec.portSecurityEnabled", pnet, map[string]any{"port_security_enabled": false},
+			neutronAttrIs("port_security_enabled", true)),
+		neutronAttrDrift("ProviderNetwork", "networks", "spec.external", pnet, map[string]any{"router:external": true},
+			neutronAttrIs("router:external", false)),
 	)
 }

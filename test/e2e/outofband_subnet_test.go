@@ -49,7 +49,7 @@ func init() {
 		sn.Spec.GatewayIP, sn.Spec.DisableGateway = "", true
 		return objs
 	}
-	// A ProviderSubnet shares the Subnet's comparison: one case for it (its VLAN is scarce).
+	// A ProviderSubnet shares the Subnet's comparison; its VLANs come from physnet public's 100.
 	providerSubnet := func(ns string) []client.Object {
 		return []client.Object{driftProviderNetwork(ns), &kupenstackv1.ProviderSubnet{ObjectMeta: objMeta("", ns),
 			Spec: kupenstackv1.ProviderSubnetSpec{ProviderNetworkRef: ns, SubnetParameters: driftSubnetParameters()}}}
@@ -75,5 +75,13 @@ func init() {
 
 		neutronAttrDrift("ProviderSubnet", "subnets", "spec.description", providerSubnet, map[string]any{"description": "out of band"},
 			neutronAttrIs("description", "spec description")),
+		neutronAttrDrift("ProviderSubnet", "subnets", "spec.name", providerSubnet, map[string]any{"name": "renamed-out-of-band"}, neutronNameIs),
+		neutronAttrDrift("ProviderSubnet", "subnets", "spec.gatewayIP", providerSubnet, map[string]any{"gateway_ip": "10.64.0.254"},
+			neutronAttrIs("gateway_ip", "10.64.0.1")),
+		neutronAttrDrift("ProviderSubnet", "subnets", "spec.enableDHCP", providerSubnet, map[string]any{"enable_dhcp": false},
+			neutronAttrIs("enable_dhcp", true)),
+		neutronAttrDrift("ProviderSubnet", "subnets", "spec.dnsNameservers", providerSubnet,
+			map[string]any{"dns_nameservers": []string{"192.0.2.54", "192.0.2.53"}}, neutronAttrIs("dns_nameservers", []any{"192.0.2.53", "192.0.2.54"})),
+		neutronTagsDrift("ProviderSubnet", "subnets", providerSubnet, driftNetworkTags),
 	)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
@@ -149,6 +150,29 @@ func init() {
 			func(_ context.Context, _ driftClients, _ *kupenstackv1.VirtualMachine, srv *servers.Server) error {
 				if srv.Status != "ACTIVE" {
 					return fmt.Errorf("server %s (%s)", srv.Status, srv.TaskState)
+				}
+				return nil
+			}),
+		// An admin's resize to another flavor is reverted: the server is back on the spec's.
+		vmDrift("spec.flavorRef",
+			func(ctx context.Context, c driftClients, vm *kupenstackv1.VirtualMachine) error {
+				pages, err := flavors.ListDetail(c.nova, flavors.ListOpts{AccessType: flavors.AllAccess}).AllPages(ctx)
+				if err != nil {
+					return err
+				}
+				all, err := flavors.ExtractFlavors(pages)
+				if err != nil {
+					return err
+				}
+				i := slices.IndexFunc(all, func(f flavors.Flavor) bool { return f.Name == "m1.small" })
+				if i < 0 {
+					return fmt.Errorf("no flavor m1.small in the cloud")
+				}
+				return servers.Resize(ctx, c.nova, vm.Status.ID, servers.ResizeOpts{FlavorRef: all[i].ID}).ExtractErr()
+			},
+			func(_ context.Context, _ driftClients, _ *kupenstackv1.VirtualMachine, srv *servers.Server) error {
+				if srv.Status != "ACTIVE" || srv.Flavor["original_name"] != "m1.nano" {
+					return fmt.Errorf("server %s (%s) on %v", srv.Status, srv.TaskState, srv.Flavor["original_name"])
 				}
 				return nil
 			}),

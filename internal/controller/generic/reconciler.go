@@ -305,7 +305,10 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 		return res, nil
 	}
 	updated, err := r.Actuator.Update(ctx, s, obj, res, changes)
-	if err != nil {
+	// A repair that takes several passes (a resize reverted) has begun when Update says to wait.
+	var wait waitError
+	started := err != nil && errors.As(err, &wait)
+	if err != nil && !started {
 		// What Update made before it failed (the fields repaired before one that cannot be) is
 		// in the resource it returned, when it returned one.
 		if updated != nil {
@@ -314,20 +317,33 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 		r.Actuator.Observe(obj, res)
 		return nil, err
 	}
+	if updated == nil {
+		updated = res
+	}
 	id := r.Actuator.ID(updated)
 	updates := changes
 	// Drift only when this generation was in place already: Ready for it before this pass (not
-	// merely observed, as by passes that waited for the project, nor just created).
+	// merely observed, as by passes that waited for the project, nor just created). A repair
+	// that waits is reported once: the object is no longer Ready in its next passes.
 	if r.wasReady(obj) {
 		if drift := changes.Drift(); len(drift) > 0 {
 			for _, field := range drift.Fields() {
 				driftRepairs.WithLabelValues(r.Name, field).Inc()
 			}
-			ctrl.LoggerFrom(ctx).Info("repaired drift", "kind", r.Name, "id", id, "changes", fmt.Sprintf("%+v", []Change(drift)))
+			what := "set back"
+			if started {
+				what = "setting back"
+			}
+			ctrl.LoggerFrom(ctx).Info("repairing drift", "kind", r.Name, "id", id, "changes", fmt.Sprintf("%+v", []Change(drift)))
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "DriftRepaired", "Update",
-				"%s %s was changed outside KupenStack; set back: %s", r.Name, id, drift)
+				"%s %s was changed outside KupenStack; %s: %s", r.Name, id, what, drift)
 		}
 		updates = slices.DeleteFunc(slices.Clone(changes), func(c Change) bool { return !c.Work })
+	}
+	if started {
+		// The operation's own steps say what it does (a resize's Events); Updated waits for the end.
+		r.Actuator.Observe(obj, updated)
+		return nil, err
 	}
 	if len(updates) > 0 {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Updated", "Update",

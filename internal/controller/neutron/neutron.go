@@ -30,17 +30,9 @@ func Tags(obj client.Object, user []kupenstackv1.NeutronTag) []string {
 	return out
 }
 
-// SameSet compares two tag lists as sets.
-func SameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
-}
-
 // SyncTags replaces the tags of a resource when they differ; it says whether it changed them.
 func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string) (bool, error) {
-	if SameSet(want, have) {
+	if generic.SameSet(want, have) {
 		return false, nil
 	}
 	_, err := attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -160,8 +161,11 @@ type Reconciler[O Object, R any] struct {
 	Recorder events.EventRecorder
 	// dups are the duplicates the drift check found, for the objects' next passes (Can.Claims).
 	dups duplicates
-	// readyAt is, per object UID, the generation its last pass left Ready (see wasReady).
-	readyAt sync.Map
+	// appliedAt is, per object UID, the newest generation a pass has left Ready (see inPlace).
+	appliedAt sync.Map
+	// repairing is, per object UID, the drift a repair that waits has reported as begun, so the
+	// passes that wait for it do not report it again.
+	repairing sync.Map
 }
 
 // Finalizer is the finalizer of every OpenStack resource kind.
@@ -222,21 +226,21 @@ func (r *Reconciler[O, R]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	if out.state.Ready && out.state.Reason == "" && out.state.Waiting == "" {
-		r.readyAt.Store(obj.GetUID(), obj.GetGeneration())
-	} else {
-		r.readyAt.Delete(obj.GetUID())
+		r.appliedAt.Store(obj.GetUID(), obj.GetGeneration())
 	}
 	return out.result()
 }
 
-// wasReady says whether obj was Ready for its generation when the pass began: by its status, or
-// by this operator's own record of its last pass, which a pass that follows at once may see
-// before the cache has that pass's status write.
-func (r *Reconciler[O, R]) wasReady(obj O) bool {
+// inPlace says whether obj's generation was in place in OpenStack once already, so that what
+// differs from it now was changed there: obj is Ready for its generation, or this operator has
+// seen it so. The operator's own record outlives a pass that is not Ready, such as a repair that
+// failed once (a volume still detaching refuses to attach) and the passes that wait for a repair,
+// and it is ahead of the cache, which may not have the status write of the pass just before.
+func (r *Reconciler[O, R]) inPlace(obj O) bool {
 	if conditions.IsReady(obj.GetManagedStatus().Conditions, obj.GetGeneration()) {
 		return true
 	}
-	gen, ok := r.readyAt.Load(obj.GetUID())
+	gen, ok := r.appliedAt.Load(obj.GetUID())
 	return ok && gen.(int64) == obj.GetGeneration()
 }
 
@@ -296,12 +300,14 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 	return outcome{state: conditions.State{Ready: ready}, requeue: r.resyncAfter(obj)}
 }
 
-// update makes the changes the kind's Diff finds. When the object was Ready for its spec before
-// this pass, the changes were made in OpenStack: drift, repaired with an Event and a count per
-// field (but for Work, which is reported as an update).
+// update makes the changes the kind's Diff finds. When the object's generation was in place
+// already, the changes were made in OpenStack: drift, reported with an Event and a count per field
+// once repaired, or once a repair that takes several passes has begun (but for Work, which is
+// reported as an update). A repair that fails is reported by the pass that makes it.
 func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (*R, error) {
 	changes := r.Actuator.Diff(s, obj, res)
 	if len(changes) == 0 {
+		r.repairing.Delete(obj.GetUID())
 		return res, nil
 	}
 	updated, err := r.Actuator.Update(ctx, s, obj, res, changes)
@@ -322,11 +328,8 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 	}
 	id := r.Actuator.ID(updated)
 	updates := changes
-	// Drift only when this generation was in place already: Ready for it before this pass (not
-	// merely observed, as by passes that waited for the project, nor just created). A repair
-	// that waits is reported once: the object is no longer Ready in its next passes.
-	if r.wasReady(obj) {
-		if drift := changes.Drift(); len(drift) > 0 {
+	if r.inPlace(obj) {
+		if drift := changes.Drift(); len(drift) > 0 && r.newRepair(obj, drift, started) {
 			for _, field := range drift.Fields() {
 				driftRepairs.WithLabelValues(r.Name, field).Inc()
 			}
@@ -350,6 +353,18 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 			"updated %s %s to match the spec: %s", r.Name, id, updates)
 	}
 	return updated, nil
+}
+
+// newRepair says whether drift is to be reported: not when a repair that waits (started) has
+// reported the same drift as begun already, in an earlier pass.
+func (r *Reconciler[O, R]) newRepair(obj O, drift Changes, started bool) bool {
+	fields := strings.Join(drift.Fields(), ",")
+	if started {
+		prev, loaded := r.repairing.Swap(obj.GetUID(), fields)
+		return !loaded || prev.(string) != fields
+	}
+	prev, loaded := r.repairing.LoadAndDelete(obj.GetUID())
+	return !loaded || prev.(string) != fields
 }
 
 // getOrCreate finds the object's OpenStack resource, or creates it. A nil resource means the
@@ -507,7 +522,8 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	r.dups.take(obj.GetUID()) // deletion takes every resource made for obj (Can.ListOwned)
-	r.readyAt.Delete(obj.GetUID())
+	r.appliedAt.Delete(obj.GetUID())
+	r.repairing.Delete(obj.GetUID())
 	// Deletion guard: OpenStack would refuse (or orphan) a resource still in use.
 	if users, err := r.Registry.Dependents(ctx, r.Client, r.Name, obj.GetNamespace(), obj.GetName()); err != nil || len(users) > 0 {
 		if err != nil {

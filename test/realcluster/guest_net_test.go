@@ -168,6 +168,23 @@ func hostKeysOf(console []string) []ssh.PublicKey {
 // any, recorded into seen), and runs cmd. A refused or unanswered connection is an error
 // wrapping the dial's.
 func guestSSH(ctx context.Context, addr string, signer ssh.Signer, hostKeys []ssh.PublicKey, seen *ssh.PublicKey, cmd string) (string, error) {
+	client, err := dialGuest(ctx, addr, signer, hostKeys, seen, 30*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		return "", err
+	}
+	defer sess.Close()
+	out, err := sess.CombinedOutput(cmd)
+	return strings.TrimSpace(string(out)), err
+}
+
+// dialGuest logs in as root at addr:22 (see guestSSH); the connection ends after within (0:
+// once logged in, it lasts until closed).
+func dialGuest(ctx context.Context, addr string, signer ssh.Signer, hostKeys []ssh.PublicKey, seen *ssh.PublicKey, within time.Duration) (*ssh.Client, error) {
 	cfg := &ssh.ClientConfig{
 		User: "root",
 		Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
@@ -190,23 +207,20 @@ func guestSSH(ctx context.Context, addr string, signer ssh.Signer, hostKeys []ss
 	}
 	conn, err := externalDialer(5*time.Second).DialContext(ctx, "tcp", net.JoinHostPort(addr, "22"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	sc, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
 	if err != nil {
 		conn.Close()
-		return "", err
+		return nil, err
 	}
-	client := ssh.NewClient(sc, chans, reqs)
-	defer client.Close()
-	sess, err := client.NewSession()
-	if err != nil {
-		return "", err
+	if within > 0 {
+		_ = conn.SetDeadline(time.Now().Add(within))
+	} else {
+		_ = conn.SetDeadline(time.Time{})
 	}
-	defer sess.Close()
-	out, err := sess.CombinedOutput(cmd)
-	return strings.TrimSpace(string(out)), err
+	return ssh.NewClient(sc, chans, reqs), nil
 }
 
 // pollSSH retries guestSSH until it succeeds or within is over.
@@ -302,8 +316,8 @@ func killQEMU(t *testing.T, server string) int {
 // security group lacks port 22 and logs in with the KeyPair's key once the rule is added (host key
 // pinned to the one the console printed), showing the metadata's hostname, the fixed address and
 // the user data's file; the QEMU process killed on the node, the operator starts the server again
-// and SSH answers at the same floating IP.
-func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) {
+// and SSH answers at the same floating IP. It returns the floating IP.
+func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) string {
 	t.Helper()
 	hostname := ""
 	for _, l := range console {
@@ -392,6 +406,7 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 	}) {
 		t.Errorf("after the restart the guest offered host key %s, which its console did not print", ssh.FingerprintSHA256(seen))
 	}
+	return addr
 }
 
 // ruleDriftRepaired adds a port-22 rule to the security group behind the operator's back, as an

@@ -36,7 +36,10 @@ const tenantNamespace = "tenant-a"
 // drift check first), then the test logs in with the KeyPair's key and finds the guest's
 // hostname, fixed address and user data's work. The QEMU process killed on the node, the
 // operator restarts the server (restartPolicy Always) and SSH answers again at the same floating
-// IP. Deleting the namespace deletes the server and the project: nothing is left in the cloud.
+// IP. From inside it, two more guests answer: one beside it on its network, one on a second
+// network through the router, until the router leaves that network; and a VirtualMachineSet of
+// web servers rolled to a new template never has fewer members answering than its strategy
+// allows, by a probe from inside that VM. Deleting the namespace deletes the server and the project: nothing is left in the cloud.
 func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client, payload []byte) {
 	t.Helper()
 	start := time.Now()
@@ -66,7 +69,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		// The tenant refers to the admin's external network (adminNetworking) by name.
 		&kupenstackv1.Router{ObjectMeta: inNS("router"), Spec: kupenstackv1.RouterSpec{
 			ExternalGateway: &kupenstackv1.RouterGateway{ProviderNetworkRef: externalNetwork},
-			Interfaces:      []kupenstackv1.RouterInterface{{SubnetRef: "sub"}}}},
+			Interfaces:      []kupenstackv1.RouterInterface{{SubnetRef: "sub"}, {SubnetRef: farSubnet}}}},
 		// Egress (DHCP, metadata) and the web page; SSH is added later, to see it blocked first.
 		// Its own drift check every 15s repairs the rule added out of band (ruleDriftRepaired).
 		&kupenstackv1.SecurityGroup{ObjectMeta: inNS("web"), Spec: kupenstackv1.SecurityGroupSpec{
@@ -88,8 +91,11 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		Networks:      []kupenstackv1.VirtualMachineNIC{{PortRef: "vm-port"}},
 		RestartPolicy: kupenstackv1.RestartPolicyAlways,
 	}}
+	objects = slices.Concat(objects, farNetworkObjects(ns))
+	near, far := peerVM(ns, "near", flavor.Name, "net"), peerVM(ns, "far", flavor.Name, farNetwork)
+	set := webSet(ns, flavor.Name)
 	admin := adminNetworking()
-	for _, o := range slices.Concat(admin, objects, []client.Object{vm}) {
+	for _, o := range slices.Concat(admin, objects, []client.Object{vm, near, far, set}) {
 		if err := cl.Create(ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
@@ -145,7 +151,9 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	}
 	t.Logf("tenant: the guest's console: %q", console)
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))
-	guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
+	addr := guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
+	nearIP := guestsReachEachOther(ctx, t, c, cl, addr, signer, near, far)
+	rolloutUnderTraffic(ctx, t, cl, addr, signer, set, nearIP)
 
 	// Deleting the namespace deletes its resources, then the project.
 	start = time.Now()

@@ -507,3 +507,45 @@ func TestRealChartsOneRabbitMQReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestRealChartsAPIsSurgeBeforeReplace: the Deployments of keystone, glance, placement, neutron
+// and horizon, rendered from the real charts, replace a pod only once its successor is Ready
+// (maxUnavailable 0, with room to surge); nova's keep the chart's maxUnavailable 1 (novncproxy
+// holds a port of the host: its successor could never start beside it on one node).
+func TestRealChartsAPIsSurgeBeforeReplace(t *testing.T) {
+	for _, tag := range realcharts.Tags {
+		release := realcharts.Release(tag)
+		t.Run(tag, func(t *testing.T) {
+			seen := map[string]int{}
+			for _, c := range renderReal(t, realSample(t, release, nil), tag) {
+				for _, o := range objects(t, c) {
+					if o.Kind != "Deployment" {
+						continue
+					}
+					ru := nested(o.Spec, "strategy", "rollingUpdate")
+					unavailable, surge := fmt.Sprint(ru["maxUnavailable"]), fmt.Sprint(ru["maxSurge"])
+					want := "0"
+					switch c.Name {
+					case "keystone", "glance", "placement", "neutron", "horizon":
+						seen[c.Name]++
+						if surge == "0" || surge == "<nil>" {
+							t.Errorf("%s: Deployment %s has no room to surge (maxSurge %s)", c.Name, o.Metadata.Name, surge)
+						}
+					case "nova":
+						want = "1"
+					default:
+						continue
+					}
+					if unavailable != want {
+						t.Errorf("%s: Deployment %s has maxUnavailable %s, want %s", c.Name, o.Metadata.Name, unavailable, want)
+					}
+				}
+			}
+			for _, name := range []string{"keystone", "glance", "placement", "neutron"} {
+				if seen[name] == 0 {
+					t.Errorf("%s: no Deployment rendered", name)
+				}
+			}
+		})
+	}
+}

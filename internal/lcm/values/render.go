@@ -279,6 +279,7 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	}
 	drop := smallCluster(v, c, p.StorageClass)
+	surgeBeforeReplace(v, c, p.StorageClass)
 	// Profile-wide knobs; the images the values leave unset are decided with the chart (ForChart).
 	if p.ImagePullPolicy != "" {
 		set(v, string(p.ImagePullPolicy), "images", "pull_policy")
@@ -563,6 +564,28 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 		return [][]string{{"conf", "backends", "rbd1"}} // the chart's Ceph backend
 	}
 	return nil
+}
+
+// surgeBeforeReplace makes the Deployments of the API charts whose pods can run twice side by
+// side replace a pod only once its successor is Ready (maxUnavailable 0; the charts' maxSurge
+// stays): the charts default to maxUnavailable 1, which on the one replica of a small cloud
+// stops the only API pod as soon as its successor is created, and the API is down until that
+// one is Ready. Left at the chart's default: nova (novncproxy runs on the host's network: its
+// successor cannot start on the same node while it holds the port), Glance on a volume of a
+// storage class (ReadWriteOnce: a successor on another node could not mount it), Cinder (two
+// cinder-volume on one volume group), and the infrastructure charts (StatefulSets, or
+// memcached, whose pods are not interchangeable caches). The profile's values override it.
+func surgeBeforeReplace(v map[string]any, c Component, storageClass string) {
+	switch c.Chart {
+	case "keystone", "placement", "neutron", "horizon":
+	case "glance":
+		if storageClass != "" {
+			return
+		}
+	default:
+		return
+	}
+	set(v, int64(0), "pod", "lifecycle", "upgrades", "deployments", "rolling_update", "max_unavailable")
 }
 
 // lvmBackend is Cinder's default backend.

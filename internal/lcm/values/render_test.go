@@ -384,6 +384,15 @@ func TestRenderSmallClusterDefaults(t *testing.T) {
 		{named, "rabbitmq", "volume", `{"class_name":"fast"}`},
 		{named, "glance", "storage", `"pvc"`},
 		{named, "glance", "volume.class_name", `"fast"`},
+		// An API pod is replaced once its successor is Ready, where two can run side by side.
+		{out, "keystone", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable", `0`},
+		{out, "placement", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable", `0`},
+		{out, "neutron", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable", `0`},
+		{out, "glance", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable", `0`},
+		{named, "glance", "pod.lifecycle.upgrades.deployments.rolling_update", `<none>`},
+		{out, "nova", "pod.lifecycle", `<none>`},
+		{out, "cinder", "pod.lifecycle", `<none>`},
+		{out, "memcached", "pod.lifecycle", `<none>`},
 	} {
 		if got := at(t, component(t, tt.out, tt.component).Values, tt.path); got != tt.want {
 			t.Errorf("%s %s = %s, want %s", tt.component, tt.path, got, tt.want)

@@ -138,6 +138,7 @@ func TestWholeCloud(t *testing.T) {
 
 	tenantOnCloud(ctx, t, c, cl, guest)
 	e2eOnCloud(ctx, t, c)
+	oneSettingUpgrade(ctx, t, c, cl, profile)
 
 	deleteCloud(ctx, t, c, cl, cfg)
 	if err := hc.Uninstall("kupenstack"); err != nil {

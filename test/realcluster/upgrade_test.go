@@ -1,0 +1,262 @@
+package realcluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/config"
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+)
+
+// probePeriod is how often the upgrade probe calls each API.
+const probePeriod = 500 * time.Millisecond
+
+// apiProbe calls the cloud's APIs every probePeriod, as a user would through the published
+// clouds.yaml, and counts what failed.
+type apiProbe struct {
+	mu     sync.Mutex
+	calls  map[string]int
+	failed map[string]int
+	// down is when each API's current run of failures began; longest its longest run so far.
+	down    map[string]time.Time
+	longest map[string]time.Duration
+	errs    map[string]string // the last error of each API
+}
+
+// probeCalls are the probe's calls, by API: a token (a new authentication each time), and a
+// list each of servers, networks and images with the admin's token.
+func probeCalls(ctx context.Context, t *testing.T, c *cluster) map[string]func(context.Context) error {
+	t.Helper()
+	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, endpoint, _, err := clouds.Parse(clouds.WithCloudsYAML(bytes.NewReader(secret.Data["clouds.yaml"])), clouds.WithCloudName("openstack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth.AllowReauth = true
+	// The endpoints are the cloud's Services in cluster.local: the cluster's DNS resolves them.
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(dnsIP, "53"))
+	}}
+	httpClient := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{Timeout: 3 * time.Second, Resolver: resolver}).DialContext, DisableKeepAlives: true}}
+	provider, err := config.NewProviderClient(ctx, auth, config.WithHTTPClient(httpClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nova, err := openstack.NewComputeV2(provider, endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	neutron, err := openstack.NewNetworkV2(provider, endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	glance, err := openstack.NewImageV2(provider, endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]func(context.Context) error{
+		"token": func(ctx context.Context) error {
+			_, err := config.NewProviderClient(ctx, auth, config.WithHTTPClient(httpClient))
+			return err
+		},
+		"servers": func(ctx context.Context) error {
+			_, err := servers.List(nova, servers.ListOpts{AllTenants: true}).AllPages(ctx)
+			return err
+		},
+		"networks": func(ctx context.Context) error {
+			_, err := networks.List(neutron, networks.ListOpts{}).AllPages(ctx)
+			return err
+		},
+		"images": func(ctx context.Context) error {
+			_, err := images.List(glance, images.ListOpts{}).AllPages(ctx)
+			return err
+		},
+	}
+}
+
+// start calls every API every probePeriod until ctx ends; each API's calls run one at a time,
+// the APIs side by side. The returned func waits for the last calls.
+func (p *apiProbe) start(ctx context.Context, calls map[string]func(context.Context) error) func() {
+	p.calls, p.failed, p.down = map[string]int{}, map[string]int{}, map[string]time.Time{}
+	p.longest, p.errs = map[string]time.Duration{}, map[string]string{}
+	var wg sync.WaitGroup
+	for name, call := range calls {
+		wg.Go(func() {
+			tick := time.NewTicker(probePeriod)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				err := call(callCtx)
+				cancel()
+				if ctx.Err() != nil {
+					return // the probe's end, not the API's
+				}
+				p.record(name, err, time.Now())
+			}
+		})
+	}
+	return wg.Wait
+}
+
+func (p *apiProbe) record(name string, err error, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls[name]++
+	if err != nil {
+		p.failed[name]++
+		p.errs[name] = err.Error()
+		if p.down[name].IsZero() {
+			p.down[name] = at
+		}
+		return
+	}
+	if began := p.down[name]; !began.IsZero() {
+		p.longest[name] = max(p.longest[name], at.Sub(began))
+		p.down[name] = time.Time{}
+	}
+}
+
+// report is one line per API: calls, failed calls and the longest outage.
+func (p *apiProbe) report() (string, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	failed := 0
+	for _, name := range slices.Sorted(maps.Keys(p.calls)) {
+		fmt.Fprintf(&b, "%s: %d calls, %d failed, longest outage %s", name, p.calls[name], p.failed[name],
+			p.longest[name].Round(100*time.Millisecond))
+		if !p.down[name].IsZero() {
+			fmt.Fprintf(&b, " (still failing)")
+		}
+		if e := p.errs[name]; e != "" {
+			fmt.Fprintf(&b, "; last error: %.200s", e)
+		}
+		b.WriteString("\n")
+		failed += p.failed[name]
+	}
+	return b.String(), failed
+}
+
+// componentRevisions are the deployed Helm revision of every OpenstackComponent.
+func componentRevisions(ctx context.Context, t *testing.T, cl client.Client) map[string]int32 {
+	t.Helper()
+	var list kupenstackv1.OpenstackComponentList
+	if err := cl.List(ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int32{}
+	for _, oc := range list.Items {
+		out[oc.Name] = oc.Status.Revision
+	}
+	return out
+}
+
+// oneSettingUpgrade: one setting of glance changed in the profile (its API's image member
+// quota), the operator upgrades glance's release, and no other: every other component keeps its
+// revision. A probe calls the cloud's APIs every half second from before the change until glance
+// is Ready again, and the failed calls and longest outage per API are reported (the goal is none:
+// glance's API pod is replaced only once its successor is Ready, docs/lcm.md "API pods replaced
+// without downtime"); every API answers at the end.
+func oneSettingUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile) {
+	t.Helper()
+	before := componentRevisions(ctx, t, cl)
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	probe := &apiProbe{}
+	wait4 := probe.start(probeCtx, probeCalls(ctx, t, c))
+	defer func() { stopProbe(); wait4() }()
+	time.Sleep(5 * time.Second) // the cloud answering before the change
+
+	start := time.Now()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(profile), profile); err != nil {
+			return err
+		}
+		cp := profile.Spec.Components["glance"]
+		values := map[string]any{}
+		if cp.Values != nil {
+			if err := json.Unmarshal(cp.Values.Raw, &values); err != nil {
+				return err
+			}
+		}
+		conf, _ := values["conf"].(map[string]any)
+		if conf == nil {
+			conf = map[string]any{}
+		}
+		conf["glance"] = map[string]any{"DEFAULT": map[string]any{"image_member_quota": 200}}
+		values["conf"] = conf
+		raw, err := json.Marshal(values)
+		if err != nil {
+			return err
+		}
+		cp.Values = &runtime.RawExtension{Raw: raw}
+		profile.Spec.Components["glance"] = cp
+		return cl.Update(ctx, profile)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var glance kupenstackv1.OpenstackComponent
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, client.ObjectKey{Name: "glance"}, &glance); err != nil {
+			return false, nil
+		}
+		return glance.Status.Revision > before["glance"] && glance.Status.ObservedGeneration == glance.Generation &&
+			meta.IsStatusConditionTrue(glance.Status.Conditions, kupenstackv1.ConditionReady), nil
+	}); err != nil {
+		t.Fatalf("glance not upgraded and Ready after its setting changed: revision %d (was %d), %+v",
+			glance.Status.Revision, before["glance"], glance.Status.Conditions)
+	}
+	took := time.Since(start)
+	time.Sleep(5 * time.Second) // the cloud answering after it
+	stopProbe()
+	wait4()
+
+	after := componentRevisions(ctx, t, cl)
+	for name, rev := range after {
+		switch {
+		case name == "glance" && rev != before[name]+1:
+			t.Errorf("glance: revision %d → %d, want one upgrade", before[name], rev)
+		case name != "glance" && rev != before[name]:
+			t.Errorf("%s: revision %d → %d, but only glance's setting changed", name, before[name], rev)
+		}
+	}
+	report, failed := probe.report()
+	t.Logf("upgrade, one glance setting changed: glance upgraded and Ready %s after the change; %d failed calls (goal 0):\n%s",
+		took.Round(time.Second), failed, report)
+	for name, began := range probe.down {
+		if !began.IsZero() {
+			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(began).Round(time.Second))
+		}
+	}
+}

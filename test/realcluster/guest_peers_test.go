@@ -52,14 +52,7 @@ type peer struct {
 // fixed address and the hostname it serves.
 func bootedPeer(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine) peer {
 	t.Helper()
-	if err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(vm), vm); err != nil {
-			return false, nil
-		}
-		r := vm.Status.Resource
-		return r != nil && r.Status == "ACTIVE" && len(r.Addresses) > 0 &&
-			meta.IsStatusConditionTrue(vm.Status.Conditions, kupenstackv1.ConditionReady), nil
-	}); err != nil {
+	if err := waitActive(ctx, cl, vm); err != nil {
 		t.Fatalf("VM %s not ACTIVE and Ready: resource %+v, conditions %s", vm.Name, vm.Status.Resource, conditionsOf(vm))
 	}
 	p := peer{name: vm.Name, ip: vm.Status.Resource.Addresses[0].Address}

@@ -107,14 +107,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	}); err != nil {
 		t.Fatalf("namespace %s: no Keystone project: %+v", ns, project.Status)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(vm), vm); err != nil {
-			return false, nil
-		}
-		r := vm.Status.Resource
-		return r != nil && r.Status == "ACTIVE" && len(r.Addresses) > 0 &&
-			meta.IsStatusConditionTrue(vm.Status.Conditions, kupenstackv1.ConditionReady), nil
-	}); err != nil {
+	if err := waitActive(ctx, cl, vm); err != nil {
 		for _, o := range slices.Concat(admin, objects[1:]) {
 			_ = cl.Get(ctx, client.ObjectKeyFromObject(o), o)
 			t.Logf("%T %s: %s", o, o.GetName(), conditionsOf(o))
@@ -194,6 +187,18 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	if out, err := openstackCLI(ctx, t, c, "servers-left", "server", "list", "--all-projects", "-f", "value", "-c", "ID"); err != nil || out != "" {
 		t.Errorf("servers left after the namespace was deleted: %q %v", out, err)
 	}
+}
+
+// waitActive waits (10 minutes at most) until vm is Ready with its server ACTIVE and an address.
+func waitActive(ctx context.Context, cl client.Client, vm *kupenstackv1.VirtualMachine) error {
+	return wait.PollUntilContextTimeout(ctx, 3*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(vm), vm); err != nil {
+			return false, nil
+		}
+		r := vm.Status.Resource
+		return r != nil && r.Status == "ACTIVE" && len(r.Addresses) > 0 &&
+			meta.IsStatusConditionTrue(vm.Status.Conditions, kupenstackv1.ConditionReady), nil
+	})
 }
 
 // guestImage builds the project's test guest (hack/guest-image.sh, docs/guest-image.md), which

@@ -184,17 +184,31 @@ func componentRevisions(ctx context.Context, t *testing.T, cl client.Client) map
 }
 
 // oneSettingUpgrade: one setting of glance changed in the profile (its API's image member
-// quota), the operator upgrades glance's release, and no other: every other component keeps its
-// revision. A probe calls the cloud's APIs every half second from before the change until glance
-// is Ready again, and the failed calls and longest outage per API are reported (the goal is none:
-// glance's API pod is replaced only once its successor is Ready, docs/lcm.md "API pods replaced
-// without downtime"); every API answers at the end.
+// quota), twice: first with the charts' own rolling update (maxUnavailable 1, set back by the
+// profile's values), then with KupenStack's (maxUnavailable 0: docs/lcm.md, "API pods replaced
+// without downtime"). Each time the operator upgrades glance's release and no other (every other
+// component keeps its revision), and a probe calls the cloud's APIs every half second from before
+// the change until glance is Ready again; the failed calls and longest outage per API are
+// reported, the two side by side (the goal is none), and every API answers at the end.
 func oneSettingUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile) {
+	t.Helper()
+	calls := probeCalls(ctx, t, c)
+	charts := glanceUpgrade(ctx, t, cl, profile, calls, 200, map[string]any{"lifecycle": map[string]any{
+		"upgrades": map[string]any{"deployments": map[string]any{"rolling_update": map[string]any{"max_unavailable": 1}}}}})
+	ours := glanceUpgrade(ctx, t, cl, profile, calls, 300, nil)
+	t.Logf("upgrade, one glance setting changed, with the charts' maxUnavailable 1:\n%s", charts)
+	t.Logf("upgrade, one glance setting changed, with KupenStack's maxUnavailable 0:\n%s", ours)
+}
+
+// glanceUpgrade sets glance's image member quota to quota and its values' pod section to pod (nil:
+// none), waits for the one upgrade of glance it makes, and returns the probe's report of it.
+func glanceUpgrade(ctx context.Context, t *testing.T, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile,
+	calls map[string]func(context.Context) error, quota int, pod map[string]any) string {
 	t.Helper()
 	before := componentRevisions(ctx, t, cl)
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	probe := &apiProbe{}
-	wait4 := probe.start(probeCtx, probeCalls(ctx, t, c))
+	wait4 := probe.start(probeCtx, calls)
 	defer func() { stopProbe(); wait4() }()
 	time.Sleep(5 * time.Second) // the cloud answering before the change
 
@@ -214,8 +228,13 @@ func oneSettingUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.
 		if conf == nil {
 			conf = map[string]any{}
 		}
-		conf["glance"] = map[string]any{"DEFAULT": map[string]any{"image_member_quota": 200}}
+		conf["glance"] = map[string]any{"DEFAULT": map[string]any{"image_member_quota": quota}}
 		values["conf"] = conf
+		if pod == nil {
+			delete(values, "pod")
+		} else {
+			values["pod"] = pod
+		}
 		raw, err := json.Marshal(values)
 		if err != nil {
 			return err
@@ -251,12 +270,11 @@ func oneSettingUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.
 			t.Errorf("%s: revision %d → %d, but only glance's setting changed", name, before[name], rev)
 		}
 	}
-	report, failed := probe.report()
-	t.Logf("upgrade, one glance setting changed: glance upgraded and Ready %s after the change; %d failed calls (goal 0):\n%s",
-		took.Round(time.Second), failed, report)
 	for name, began := range probe.down {
 		if !began.IsZero() {
 			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(began).Round(time.Second))
 		}
 	}
+	report, failed := probe.report()
+	return fmt.Sprintf("glance upgraded and Ready %s after the change; %d failed calls\n%s", took.Round(time.Second), failed, report)
 }

@@ -136,8 +136,18 @@ func TestWholeCloud(t *testing.T) {
 		}
 	}
 
-	tenantOnCloud(ctx, t, c, cl, guest)
-	e2eOnCloud(ctx, t, c)
+	// The tenant's namespace and the resource suite's side by side, as tenants share a cloud:
+	// they touch nothing of each other's, and running them together saves minutes of make test.
+	t.Run("tenants", func(t *testing.T) {
+		t.Run("guests", func(t *testing.T) {
+			t.Parallel()
+			tenantOnCloud(ctx, t, c, cl, guest)
+		})
+		t.Run("resource suite", func(t *testing.T) {
+			t.Parallel()
+			e2eOnCloud(ctx, t, c)
+		})
+	})
 	oneSettingUpgrade(ctx, t, c, cl, profile)
 
 	deleteCloud(ctx, t, c, cl, cfg)

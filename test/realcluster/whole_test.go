@@ -136,18 +136,11 @@ func TestWholeCloud(t *testing.T) {
 		}
 	}
 
-	// The tenant's namespace and the resource suite's side by side, as tenants share a cloud:
-	// they touch nothing of each other's, and running them together saves minutes of make test.
-	t.Run("tenants", func(t *testing.T) {
-		t.Run("guests", func(t *testing.T) {
-			t.Parallel()
-			tenantOnCloud(ctx, t, c, cl, guest)
-		})
-		t.Run("resource suite", func(t *testing.T) {
-			t.Parallel()
-			e2eOnCloud(ctx, t, c)
-		})
-	})
+	// One after the other: the one compute node's 8 vCPUs (2 cores, Nova's allocation ratio 4) do
+	// not hold the tenant's six guests and the suite's servers at once (side by side, the suite's
+	// servers found no valid host), and the tenant checks that no server is left after it.
+	tenantOnCloud(ctx, t, c, cl, guest)
+	e2eOnCloud(ctx, t, c)
 	oneSettingUpgrade(ctx, t, c, cl, profile)
 
 	deleteCloud(ctx, t, c, cl, cfg)

@@ -105,8 +105,9 @@ MOUNT_PREFIXES=("$STATE/" /run/netns/ /run/containerd/ /var/lib/kubelet/ /var/li
 CHART_PATHS=(/etc/openvswitch /run/openvswitch /var/lib/openvswitch /var/log/openvswitch /etc/libvirt
   /var/lib/libvirt /var/log/libvirt /run/libvirt /etc/nova /var/lib/nova /etc/neutron /var/lib/neutron
   /var/log/neutron /var/lib/openstack-helm /etc/iscsi /lib/modules /tmp/pod-shared
-  /run/secrets /run/xtables.lock) # libvirt mounts the host's /run: its service account token's
-  # mount point and the agents' iptables lock land there
+  /run/secrets /run/xtables.lock /run/libvirtd.pid) # libvirt mounts the host's /run: its
+  # service account token's mount point, the agents' iptables lock and the pid file of a libvirtd
+  # killed with its pod (the chart's script writes /var/run/libvirtd.pid) land there
 # Devices whose owner and mode the charts change (libvirt: /dev/kvm for qemu).
 DEVICES=(/dev/kvm /dev/net/tun)
 # Kernel tunables never compared nor restored: counters and triggers, not settings.

@@ -206,24 +206,22 @@ func glanceUpgrade(ctx context.Context, t *testing.T, cl client.Client, profile 
 	calls map[string]func(context.Context) error, quota int, pod map[string]any) string {
 	t.Helper()
 	before := componentRevisions(ctx, t, cl)
-	probeCtx, stopProbe := context.WithCancel(ctx)
-	probe := &apiProbe{}
-	wait4 := probe.start(probeCtx, calls)
-	defer func() { stopProbe(); wait4() }()
-	time.Sleep(5 * time.Second) // the cloud answering before the change
+	var took time.Duration
+	report, failed := probed(ctx, t, calls, func() {
+		start := time.Now()
+		setGlanceQuota(ctx, t, cl, profile, quota, pod)
+		waitGlanceUpgraded(ctx, t, cl, before["glance"])
+		took = time.Since(start)
+	})
+	revisionsChanged(t, before, componentRevisions(ctx, t, cl), "glance", 1)
+	return fmt.Sprintf("glance upgraded and Ready %s after the change; %d failed calls\n%s", took.Round(time.Second), failed, report)
+}
 
-	start := time.Now()
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(profile), profile); err != nil {
-			return err
-		}
-		cp := profile.Spec.Components["glance"]
-		values := map[string]any{}
-		if cp.Values != nil {
-			if err := json.Unmarshal(cp.Values.Raw, &values); err != nil {
-				return err
-			}
-		}
+// setGlanceQuota sets glance's image member quota to quota and its values' pod section to pod
+// (nil: none).
+func setGlanceQuota(ctx context.Context, t *testing.T, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile, quota int, pod map[string]any) {
+	t.Helper()
+	changeGlance(ctx, t, cl, profile, func(_ *kupenstackv1.ComponentProfile, values map[string]any) {
 		conf, _ := values["conf"].(map[string]any)
 		if conf == nil {
 			conf = map[string]any{}
@@ -235,6 +233,78 @@ func glanceUpgrade(ctx context.Context, t *testing.T, cl client.Client, profile 
 		} else {
 			values["pod"] = pod
 		}
+	})
+}
+
+// waitGlanceUpgraded waits until glance runs a revision newer than before, Ready for its
+// current generation.
+func waitGlanceUpgraded(ctx context.Context, t *testing.T, cl client.Client, before int32) {
+	t.Helper()
+	var glance kupenstackv1.OpenstackComponent
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, client.ObjectKey{Name: "glance"}, &glance); err != nil {
+			return false, nil
+		}
+		return glance.Status.Revision > before && glance.Status.ObservedGeneration == glance.Generation &&
+			meta.IsStatusConditionTrue(glance.Status.Conditions, kupenstackv1.ConditionReady), nil
+	}); err != nil {
+		t.Fatalf("glance not upgraded and Ready after its setting changed: revision %d (was %d), %+v",
+			glance.Status.Revision, before, glance.Status.Conditions)
+	}
+}
+
+// probed runs step with the probe calling the cloud's APIs from 5 s before it to 5 s after, fails
+// the test if an API is still failing at the end, and returns the probe's report and its count of
+// failed calls.
+func probed(ctx context.Context, t *testing.T, calls map[string]func(context.Context) error, step func()) (string, int) {
+	t.Helper()
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	probe := &apiProbe{}
+	wait4 := probe.start(probeCtx, calls)
+	defer func() { stopProbe(); wait4() }()
+	time.Sleep(5 * time.Second) // the cloud answering before the step
+	step()
+	time.Sleep(5 * time.Second) // and after it
+	stopProbe()
+	wait4()
+	for name, began := range probe.down {
+		if !began.IsZero() {
+			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(began).Round(time.Second))
+		}
+	}
+	return probe.report()
+}
+
+// revisionsChanged checks that only component's revision moved, by exactly want.
+func revisionsChanged(t *testing.T, before, after map[string]int32, component string, want int32) {
+	t.Helper()
+	for name, rev := range after {
+		switch {
+		case name == component && rev != before[name]+want:
+			t.Errorf("%s: revision %d → %d, want %d more", name, before[name], rev, want)
+		case name != component && rev != before[name]:
+			t.Errorf("%s: revision %d → %d, but only %s was changed", name, before[name], rev, component)
+		}
+	}
+}
+
+// changeGlance applies change to glance's part of the profile (its values decoded) and updates
+// the profile, retrying on conflicts.
+func changeGlance(ctx context.Context, t *testing.T, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile,
+	change func(cp *kupenstackv1.ComponentProfile, values map[string]any)) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(profile), profile); err != nil {
+			return err
+		}
+		cp := profile.Spec.Components["glance"]
+		values := map[string]any{}
+		if cp.Values != nil {
+			if err := json.Unmarshal(cp.Values.Raw, &values); err != nil {
+				return err
+			}
+		}
+		change(&cp, values)
 		raw, err := json.Marshal(values)
 		if err != nil {
 			return err
@@ -245,36 +315,4 @@ func glanceUpgrade(ctx context.Context, t *testing.T, cl client.Client, profile 
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var glance kupenstackv1.OpenstackComponent
-	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := cl.Get(ctx, client.ObjectKey{Name: "glance"}, &glance); err != nil {
-			return false, nil
-		}
-		return glance.Status.Revision > before["glance"] && glance.Status.ObservedGeneration == glance.Generation &&
-			meta.IsStatusConditionTrue(glance.Status.Conditions, kupenstackv1.ConditionReady), nil
-	}); err != nil {
-		t.Fatalf("glance not upgraded and Ready after its setting changed: revision %d (was %d), %+v",
-			glance.Status.Revision, before["glance"], glance.Status.Conditions)
-	}
-	took := time.Since(start)
-	time.Sleep(5 * time.Second) // the cloud answering after it
-	stopProbe()
-	wait4()
-
-	after := componentRevisions(ctx, t, cl)
-	for name, rev := range after {
-		switch {
-		case name == "glance" && rev != before[name]+1:
-			t.Errorf("glance: revision %d → %d, want one upgrade", before[name], rev)
-		case name != "glance" && rev != before[name]:
-			t.Errorf("%s: revision %d → %d, but only glance's setting changed", name, before[name], rev)
-		}
-	}
-	for name, began := range probe.down {
-		if !began.IsZero() {
-			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(began).Round(time.Second))
-		}
-	}
-	report, failed := probe.report()
-	return fmt.Sprintf("glance upgraded and Ready %s after the change; %d failed calls\n%s", took.Round(time.Second), failed, report)
 }

@@ -79,6 +79,7 @@ func TestWholeCloud(t *testing.T) {
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
+	killedDuringInstall := operatorKilledDuringInstall(ctx, t, c)
 	// Every component the configuration declares: its status lists them all from its first
 	// pass. (Counting the OpenstackComponent objects instead raced with their creation: a list
 	// taken while the operator was still creating them, after a conflict on the configuration,
@@ -95,7 +96,8 @@ func TestWholeCloud(t *testing.T) {
 		t.Fatal("the configuration lists no component:", err)
 	}
 	waitReady(ctx, t, c, cl, want)
-	t.Logf("whole cloud (configuration created to %d components ready): %s", want, time.Since(start).Round(time.Second))
+	t.Logf("whole cloud (configuration created to %d components ready, the operator killed once): %s", want, time.Since(start).Round(time.Second))
+	killedDuringInstall()
 	t.Logf("memory: %s", clusterMemory(t, c.env))
 	t.Logf("pods' memory (cgroup rss):\n%s", podMemory(ctx, t, c))
 
@@ -142,6 +144,7 @@ func TestWholeCloud(t *testing.T) {
 	tenantOnCloud(ctx, t, c, cl, guest)
 	e2eOnCloud(ctx, t, c)
 	oneSettingUpgrade(ctx, t, c, cl, profile)
+	upgradeFaults(ctx, t, c, cl, cfg, profile)
 
 	deleteCloud(ctx, t, c, cl, cfg)
 	if err := hc.Uninstall("kupenstack"); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/config"
@@ -45,9 +46,17 @@ type apiProbe struct {
 	errs    map[string]string // the last error of each API
 }
 
-// probeCalls are the probe's calls, by API: a token (a new authentication each time), and a
-// list each of servers, networks and images with the admin's token.
-func probeCalls(ctx context.Context, t *testing.T, c *cluster) map[string]func(context.Context) error {
+// publishedCloud is the cloud as a user outside it reaches it: the credentials and endpoint
+// options of the clouds.yaml the operator publishes (Secret kupenstack-cloud), and a dialer that
+// resolves the endpoints, the cloud's Services in cluster.local, with the cluster's DNS.
+type publishedCloud struct {
+	auth     gophercloud.AuthOptions
+	endpoint gophercloud.EndpointOpts
+	dialer   *net.Dialer
+}
+
+// readPublishedCloud reads the published clouds.yaml (the cloud named "openstack").
+func readPublishedCloud(ctx context.Context, t *testing.T, c *cluster) publishedCloud {
 	t.Helper()
 	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
 	if err != nil {
@@ -58,17 +67,37 @@ func probeCalls(ctx context.Context, t *testing.T, c *cluster) map[string]func(c
 		t.Fatal(err)
 	}
 	auth.AllowReauth = true
-	// The endpoints are the cloud's Services in cluster.local: the cluster's DNS resolves them.
 	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, net.JoinHostPort(dnsIP, "53"))
 	}}
+	return publishedCloud{auth: auth, endpoint: endpoint, dialer: &net.Dialer{Timeout: 3 * time.Second, Resolver: resolver}}
+}
+
+// connect authenticates through httpClient: with the credentials' own scope for projectID "",
+// else as the operator works in a namespace (internal/openstack's authFor), the same admin user
+// with a token scoped to that project.
+func (p publishedCloud) connect(ctx context.Context, httpClient http.Client, projectID string) (*gophercloud.ProviderClient, error) {
+	auth := p.auth
+	if projectID != "" {
+		auth.TenantID, auth.TenantName = "", ""
+		auth.Scope = &gophercloud.AuthScope{ProjectID: projectID}
+	}
+	return config.NewProviderClient(ctx, auth, config.WithHTTPClient(httpClient))
+}
+
+// probeCalls are the probe's calls, by API: a token (a new authentication each time), and a
+// list each of servers, networks and images with the admin's token.
+func probeCalls(ctx context.Context, t *testing.T, c *cluster) map[string]func(context.Context) error {
+	t.Helper()
+	cloud := readPublishedCloud(ctx, t, c)
 	httpClient := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: (&net.Dialer{Timeout: 3 * time.Second, Resolver: resolver}).DialContext, DisableKeepAlives: true}}
-	provider, err := config.NewProviderClient(ctx, auth, config.WithHTTPClient(httpClient))
+		DialContext: cloud.dialer.DialContext, DisableKeepAlives: true}}
+	provider, err := cloud.connect(ctx, httpClient, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	endpoint := cloud.endpoint
 	nova, err := openstack.NewComputeV2(provider, endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +112,7 @@ func probeCalls(ctx context.Context, t *testing.T, c *cluster) map[string]func(c
 	}
 	return map[string]func(context.Context) error{
 		"token": func(ctx context.Context) error {
-			_, err := config.NewProviderClient(ctx, auth, config.WithHTTPClient(httpClient))
+			_, err := cloud.connect(ctx, httpClient, "")
 			return err
 		},
 		"servers": func(ctx context.Context) error {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,9 +35,11 @@ import (
 )
 
 const (
-	// bootBenchRounds: each round boots one guest with KupenStack and one with direct calls,
-	// the side that goes first alternating, so that neither always meets the cloud warmer.
-	bootBenchRounds = 2
+	// defaultBootBenchRounds: each round boots one guest with KupenStack and one with direct
+	// calls, the side that goes first alternating, so that neither always meets the cloud warmer.
+	// One in make test (a round costs 2-3 minutes of its budget);
+	// KUPENSTACK_BOOT_BENCH_ROUNDS=N measures more.
+	defaultBootBenchRounds = 1
 	// bootBenchWithin bounds one side's creation to SSH: QEMU emulates on a busy node.
 	bootBenchWithin = 10 * time.Minute
 	// bootBenchCleanup bounds one side's deletion, which runs even when the test's context is
@@ -143,7 +147,7 @@ func bootBenchmark(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	}
 
 	var rounds []bootRound
-	for i := range bootBenchRounds {
+	for i := range bootBenchRounds(t) {
 		r := bootRound{directFirst: i%2 == 1}
 		if r.directFirst {
 			r.direct = b.directSide(ctx, t, i, before)
@@ -506,4 +510,17 @@ func firstSSH(ctx context.Context, addr string, signer ssh.Signer, within time.D
 			return "", errors.Join(ctx.Err(), last)
 		}
 	}
+}
+
+// bootBenchRounds is KUPENSTACK_BOOT_BENCH_ROUNDS, or defaultBootBenchRounds.
+func bootBenchRounds(t *testing.T) int {
+	s := os.Getenv("KUPENSTACK_BOOT_BENCH_ROUNDS")
+	if s == "" {
+		return defaultBootBenchRounds
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("KUPENSTACK_BOOT_BENCH_ROUNDS=%q: want a count of rounds, at least 1", s)
+	}
+	return n
 }

@@ -162,13 +162,28 @@ func glanceAPIServing(ctx context.Context, t *testing.T, c *cluster, image strin
 // componentEvent says whether an event of reason was recorded for the OpenstackComponent name.
 func componentEvent(ctx context.Context, t *testing.T, c *cluster, name, reason string) bool {
 	t.Helper()
-	events, err := c.cs.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	return slices.ContainsFunc(componentEvents(ctx, t, c, name, time.Time{}), func(e eventsv1.Event) bool { return e.Reason == reason })
+}
+
+// componentEvents are the events of the OpenstackComponent name last seen at or after since, oldest first.
+func componentEvents(ctx context.Context, t *testing.T, c *cluster, name string, since time.Time) []eventsv1.Event {
+	t.Helper()
+	list, err := c.cs.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
-		return e.Regarding.Kind == "OpenstackComponent" && e.Regarding.Name == name && e.Reason == reason
-	})
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		last := e.EventTime.Time
+		if e.Series != nil {
+			last = e.Series.LastObservedTime.Time
+		}
+		if e.Regarding.Kind == "OpenstackComponent" && e.Regarding.Name == name && !last.Before(since) {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	return out
 }
 
 // operatorKilledDuringUpgrade changes a glance setting and kills the operator's pod (no grace
@@ -185,6 +200,7 @@ func operatorKilledDuringUpgrade(ctx context.Context, t *testing.T, c *cluster, 
 	delay := time.Duration(rand.New(rand.NewPCG(seed, 0)).Int64N(int64(4 * time.Second)))
 	killed := operatorPod(ctx, t, c)
 	var took time.Duration
+	changed := time.Now().Truncate(time.Second)
 	report, failed := probed(ctx, t, calls, func() {
 		start := time.Now()
 		setGlanceQuota(ctx, t, cl, profile, 400, nil)
@@ -207,6 +223,12 @@ func operatorKilledDuringUpgrade(ctx context.Context, t *testing.T, c *cluster, 
 		}
 	}
 	releasesDeployedOnce(ctx, t, c)
+	// How the new pod got there (an interrupted Helm action shows as ReleaseUnlocked).
+	var seen []string
+	for _, e := range componentEvents(ctx, t, c, "glance", changed) {
+		seen = append(seen, e.Reason+": "+e.Note)
+	}
+	t.Logf("glance's events since the change: %q", seen)
 	if now := credentialsData(ctx, t, c); !maps.EqualFunc(creds, now, bytes.Equal) {
 		t.Errorf("the generated credentials changed when the operator was killed (%d keys before, %d after)", len(creds), len(now))
 	}

@@ -62,6 +62,7 @@ func badImageRolledBack(ctx context.Context, t *testing.T, c *cluster, cl client
 	previous := setProgressDeadline(ctx, t, cl, cfg, &kupenstackv1.Duration{Duration: rollbackDeadline})
 	var good string
 	var took time.Duration
+	changed := time.Now().Truncate(time.Second)
 	var glance kupenstackv1.OpenstackComponent
 	report, failed := probed(ctx, t, calls, func() {
 		start := time.Now()
@@ -90,7 +91,9 @@ func badImageRolledBack(ctx context.Context, t *testing.T, c *cluster, cl client
 		!strings.Contains(degraded.Message, fmt.Sprintf("rolled back to revision %d", before["glance"])) {
 		t.Errorf("glance Degraded = %+v, want %s naming the deadline and revision %d", degraded, kupenstackv1.ReasonUpgradeFailed, before["glance"])
 	}
-	if !componentEvent(ctx, t, c, "glance", kupenstackv1.ReasonUpgradeFailed) {
+	events := glanceEvents(ctx, t, c, changed)
+	t.Logf("glance's events since the change: %q", events)
+	if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, kupenstackv1.ReasonUpgradeFailed+" ") }) {
 		t.Errorf("no %s event for glance", kupenstackv1.ReasonUpgradeFailed)
 	}
 
@@ -159,30 +162,29 @@ func glanceAPIServing(ctx context.Context, t *testing.T, c *cluster, image strin
 	}
 }
 
-// componentEvent says whether an event of reason was recorded for the OpenstackComponent name.
-func componentEvent(ctx context.Context, t *testing.T, c *cluster, name, reason string) bool {
-	t.Helper()
-	return slices.ContainsFunc(componentEvents(ctx, t, c, name, time.Time{}), func(e eventsv1.Event) bool { return e.Reason == reason })
-}
-
-// componentEvents are the events of the OpenstackComponent name last seen at or after since, oldest first.
-func componentEvents(ctx context.Context, t *testing.T, c *cluster, name string, since time.Time) []eventsv1.Event {
+// glanceEvents are the events of glance's OpenstackComponent last seen at or after since, oldest
+// first, as "<reason> (<seconds after since>s): <note>".
+func glanceEvents(ctx context.Context, t *testing.T, c *cluster, since time.Time) []string {
 	t.Helper()
 	list, err := c.cs.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []eventsv1.Event
+	var mine []eventsv1.Event
 	for _, e := range list.Items {
 		last := e.EventTime.Time
 		if e.Series != nil {
 			last = e.Series.LastObservedTime.Time
 		}
-		if e.Regarding.Kind == "OpenstackComponent" && e.Regarding.Name == name && !last.Before(since) {
-			out = append(out, e)
+		if e.Regarding.Kind == "OpenstackComponent" && e.Regarding.Name == "glance" && !last.Before(since) {
+			mine = append(mine, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	slices.SortFunc(mine, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	out := make([]string, 0, len(mine))
+	for _, e := range mine {
+		out = append(out, fmt.Sprintf("%s (%.0fs): %s", e.Reason, e.EventTime.Sub(since).Seconds(), e.Note))
+	}
 	return out
 }
 
@@ -224,11 +226,7 @@ func operatorKilledDuringUpgrade(ctx context.Context, t *testing.T, c *cluster, 
 	}
 	releasesDeployedOnce(ctx, t, c)
 	// How the new pod got there (an interrupted Helm action shows as ReleaseUnlocked).
-	var seen []string
-	for _, e := range componentEvents(ctx, t, c, "glance", changed) {
-		seen = append(seen, e.Reason+": "+e.Note)
-	}
-	t.Logf("glance's events since the change: %q", seen)
+	t.Logf("glance's events since the change: %q", glanceEvents(ctx, t, c, changed))
 	if now := credentialsData(ctx, t, c); !maps.EqualFunc(creds, now, bytes.Equal) {
 		t.Errorf("the generated credentials changed when the operator was killed (%d keys before, %d after)", len(creds), len(now))
 	}

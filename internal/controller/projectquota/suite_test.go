@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +200,23 @@ func eventsOf(t *testing.T, obj client.Object) (map[string]int, []string) {
 		}
 	}
 	return count, notes
+}
+
+// eventNoted waits until an event of obj reads "<reason>: <note>" containing want, and returns
+// the count of obj's events by reason then: the recorder writes events in the background, so a
+// pass's events can reach the API server after its status does.
+func eventNoted(t *testing.T, obj client.Object, want string) map[string]int {
+	t.Helper()
+	var count map[string]int
+	eventually(t, "an event saying "+want, func() error {
+		var notes []string
+		count, notes = eventsOf(t, obj)
+		if !strings.Contains(strings.Join(notes, "\n"), want) {
+			return fmt.Errorf("events %q", notes)
+		}
+		return nil
+	})
+	return count
 }
 
 func ptr(v int64) *int64 { return &v }

@@ -34,6 +34,9 @@ import (
 
 const (
 	chartsNamespace = "kupenstack-charts"
+	// cloudNamespace is where the operator installs the cloud's releases (the configuration's
+	// default namespace).
+	cloudNamespace = "openstack"
 	// hostDataDir is where the life-cycle's small-cluster defaults keep MariaDB's and RabbitMQ's
 	// data (hostPath) on the node.
 	hostDataDir = "/var/lib/openstack-helm"
@@ -186,7 +189,7 @@ func deleteCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client
 	if err := cl.Delete(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	ns := "openstack"
+	ns := cloudNamespace
 	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &kupenstackv1.KupenstackConfiguration{})
 		if !apierrors.IsNotFound(err) {
@@ -329,7 +332,7 @@ func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client, 
 		return ready == want && len(got.Status.Components) == want, nil
 	})
 	if err != nil {
-		pods, _ := c.cs.CoreV1().Pods("openstack").List(ctx, metav1.ListOptions{})
+		pods, _ := c.cs.CoreV1().Pods(cloudNamespace).List(ctx, metav1.ListOptions{})
 		var sb strings.Builder
 		for _, p := range pods.Items {
 			fmt.Fprintf(&sb, "pod %s: %s", p.Name, p.Status.Phase)

@@ -148,14 +148,7 @@ func TestRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	waitPod(ctx, t, cs, ns.Name, "web", func(p *corev1.Pod) bool {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true
-			}
-		}
-		return false
-	})
+	waitPod(ctx, t, cs, ns.Name, "web", podReady)
 	t.Logf("pod web Ready in %s", time.Since(start).Round(100*time.Millisecond))
 
 	// A listener on every host address: pods must not reach it, through the bridge's address or

@@ -26,10 +26,6 @@ import (
 	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
 )
 
-// cloudNamespace is where the operator installs the cloud's releases (the configuration's
-// default namespace).
-const cloudNamespace = "openstack"
-
 // absentImage is an image no node has: with the cloud's pull policy Never its container cannot
 // start (ErrImageNeverPull), and nothing is fetched from anywhere.
 const absentImage = "127.0.0.1:1/kupenstack/absent:never"

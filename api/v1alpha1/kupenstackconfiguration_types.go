@@ -57,7 +57,8 @@ type ConfiguredNode struct {
 
 	// Disabled takes the node out of the cloud: it loses its OpenStack-Helm labels (so no
 	// OpenStack pod is scheduled there any more) and its per-node overrides, and keeps its
-	// OpenstackNode object.
+	// OpenstackNode object. A compute node's nova-compute service is disabled in Nova first, and
+	// enabled again when the node is enabled.
 	// +optional
 	Disabled bool `json:"disabled,omitempty"`
 

@@ -9,6 +9,14 @@ import (
 // set on it; only those are ever changed or removed by KupenStack.
 const AnnotationManagedLabels = "kupenstack.io/managed-labels"
 
+// ComputeServiceDisabled is status.computeService while KupenStack holds the node's nova-compute
+// service disabled.
+const ComputeServiceDisabled = "Disabled"
+
+// ReasonDisablingComputeService: the node's compute labels stay until Nova has disabled the
+// node's nova-compute service (Nova cannot be reached, or refused).
+const ReasonDisablingComputeService = "DisablingComputeService"
+
 // OpenstackNodeSpec is copied by the operator from the KupenstackConfiguration's nodes[] entry
 // (a change made here is undone at the next reconcile: edit the configuration instead).
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || has(self.profile.__namespace__)",message="profile needs a namespace (the operator resolves it from defaultProfile)",fieldPath=".profile"
@@ -73,6 +81,14 @@ type OpenstackNodeStatus struct {
 	// DesiredClusterConfiguration is the configuration computed for this node.
 	// +optional
 	DesiredClusterConfiguration *DesiredClusterConfiguration `json:"desiredClusterConfiguration,omitempty"`
+	// ComputeService is "Disabled" while KupenStack holds the node's nova-compute service
+	// disabled: it disabled it before taking the node's compute labels off (node disabled,
+	// compute role dropped or node removed), so that the scheduler stopped placing servers there.
+	// It enables the service again when the node is back as a compute node; a service an
+	// administrator disabled is never enabled by KupenStack.
+	// +kubebuilder:validation:Enum=Disabled
+	// +optional
+	ComputeService string `json:"computeService,omitempty"`
 	// AppliedLabels are the label keys KupenStack set on the Kubernetes Node.
 	// +listType=set
 	// +optional
@@ -93,6 +109,7 @@ type OpenstackNodeStatus struct {
 // +kubebuilder:printcolumn:name="Disabled",type=boolean,JSONPath=`.spec.disabled`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Compute",type=string,JSONPath=`.status.computeService`,priority=1
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.profile.name`,priority=1
 // +kubebuilder:printcolumn:name="Hash",type=string,JSONPath=`.status.desiredClusterConfiguration.hash`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

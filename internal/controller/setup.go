@@ -31,6 +31,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/virtualmachine"
 	"github.com/kupenstack/kupenstack/internal/controller/virtualmachineset"
 	"github.com/kupenstack/kupenstack/internal/controller/volume"
+	"github.com/kupenstack/kupenstack/internal/lcm/computeservice"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 	"github.com/kupenstack/kupenstack/internal/openstack/notifications"
 )
@@ -163,7 +164,11 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if on, err := lcmEnabled(ctx, mgr, o.LCM); err != nil {
 		return err
 	} else if on {
-		if err := lcm.Setup(mgr, o.LCMOptions); err != nil {
+		lcmOptions := o.LCMOptions
+		if lcmOptions.Compute == nil && o.Clients != nil {
+			lcmOptions.Compute = computeservice.Nova{Clients: o.Clients}
+		}
+		if err := lcm.Setup(mgr, lcmOptions); err != nil {
 			return fmt.Errorf("setting up the life-cycle controllers: %w", err)
 		}
 	}

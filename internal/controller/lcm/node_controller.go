@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,7 +40,12 @@ const NodeFinalizer = "kupenstack.io/openstack-node"
 type NodeReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Compute switches nodes' nova-compute services; nil leaves them alone (no cloud to ask).
+	Compute ComputeServices
 }
+
+// computeWaitRetry is how soon a node waiting on Nova asks again.
+const computeWaitRetry = 10 * time.Second
 
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstacknodes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kupenstack.io,resources=openstacknodes/finalizers,verbs=update
@@ -79,6 +85,13 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		if wait, err := r.componentsBeingRemoved(ctx); err != nil || wait {
 			return ctrl.Result{RequeueAfter: 2 * time.Second}, err
 		}
+		before := on.DeepCopy()
+		if wait, err := r.disableCompute(ctx, &on); err != nil {
+			return ctrl.Result{}, err
+		} else if wait != "" {
+			conditions.Set(&on.Status.Conditions, on.Generation, conditions.State{Waiting: wait, WaitReason: kupenstackv1.ReasonDisablingComputeService})
+			return ctrl.Result{RequeueAfter: computeWaitRetry}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &on, client.MergeFrom(before)))
+		}
 		if _, _, err := r.syncLabels(ctx, &on, nil); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -117,6 +130,22 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if on.Spec.Disabled {
 		labels = nil
 	}
+	var computeWait, computeWaitReason string
+	if labels[values.LabelComputeNode] == "" {
+		computeWaitReason = kupenstackv1.ReasonDisablingComputeService
+		var err error
+		if computeWait, err = r.disableCompute(ctx, &on); err != nil {
+			return ctrl.Result{}, err
+		}
+		if computeWait != "" {
+			// The compute pods stay (their labels with them) until Nova stops scheduling there.
+			labels = maps.Clone(labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			maps.Copy(labels, values.NodeLabels([]string{kupenstackv1.NodeRoleCompute}))
+		}
+	}
 	applied, conflicts, err := r.syncLabels(ctx, &on, labels)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -132,12 +161,24 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		state = conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration, Message: derr.Error()}
 	}
 	on.Status.AppliedLabels = applied
+	if computeWait == "" && labels[values.LabelComputeNode] != "" && err == nil {
+		if computeWait, err = r.enableCompute(ctx, &on, before.Status.AppliedLabels); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var result ctrl.Result
+	if computeWait != "" {
+		result.RequeueAfter = computeWaitRetry
+		if state.Reason == "" {
+			state = conditions.State{Waiting: computeWait, WaitReason: computeWaitReason}
+		}
+	}
 	conditions.Set(&on.Status.Conditions, on.Generation, state)
 	on.Status.ObservedGeneration = on.Generation
 	if equality.Semantic.DeepEqual(before.Status, on.Status) {
-		return ctrl.Result{}, nil
+		return result, nil
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &on, client.MergeFrom(before)))
+	return result, client.IgnoreNotFound(r.Client.Status().Patch(ctx, &on, client.MergeFrom(before)))
 }
 
 // desired renders the node's configuration from the KupenstackConfiguration and its profiles.

@@ -27,6 +27,9 @@ type Options struct {
 	// ChartLocalPathPrefixes are the directories a configuration's charts.localPath may name
 	// (--chart-local-path-prefixes); nil means helm.DefaultLocalPathPrefixes, an empty list none.
 	ChartLocalPathPrefixes []string
+	// Compute switches the nova-compute service of nodes leaving and rejoining the compute
+	// role; nil leaves the services alone.
+	Compute ComputeServices
 }
 
 // Setup registers every life-cycle controller with mgr: the configuration and node controllers
@@ -43,7 +46,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&NodeReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(NodeControllerName),
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(NodeControllerName), Compute: o.Compute,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
 )
 
-var env = testenv.New(func(mgr ctrl.Manager) error { return Setup(mgr, Options{}) })
+var env = testenv.New(func(mgr ctrl.Manager) error { return Setup(mgr, Options{Compute: nova}) })
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 

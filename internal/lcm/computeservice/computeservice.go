@@ -1,0 +1,97 @@
+// Package computeservice reads and switches the nova-compute service of a cloud's node through
+// Nova's API: the life-cycle disables it before a node stops being a compute node, so that the
+// scheduler stops placing servers on a host whose compute pods are about to go, and enables it
+// when the node comes back.
+package computeservice
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/services"
+
+	"github.com/kupenstack/kupenstack/internal/openstack"
+)
+
+// ReasonPrefix starts the disabled reason of every service KupenStack disables: it enables again
+// only those, never a service an administrator disabled for a reason of their own.
+const ReasonPrefix = "kupenstack: "
+
+// Reason is the disabled reason KupenStack gives the nova-compute service of node.
+func Reason(node string) string {
+	return ReasonPrefix + "node " + node + " taken out of the cloud's compute nodes"
+}
+
+// DisabledByKupenStack says whether a disabled reason is one KupenStack wrote.
+func DisabledByKupenStack(reason string) bool { return strings.HasPrefix(reason, ReasonPrefix) }
+
+// Service is the part of a nova-compute service the life-cycle reads.
+type Service struct {
+	ID string
+	// Status is "enabled" or "disabled"; State is "up" or "down".
+	Status, State  string
+	DisabledReason string
+}
+
+// Enabled says whether the scheduler may place servers on the service's host.
+func (s *Service) Enabled() bool { return s.Status == string(services.ServiceEnabled) }
+
+// Nova reads and switches nova-compute services with the operator's admin credentials.
+type Nova struct{ Clients *openstack.Clients }
+
+// servicesByIDVersion is the first compute API microversion whose services are addressed by
+// UUID (PUT /os-services/{id}); before it, by host and binary.
+const servicesByIDVersion = "2.53"
+
+func (n Nova) client(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	sc, err := n.Clients.Compute(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	c := *sc
+	c.Microversion = servicesByIDVersion
+	return &c, nil
+}
+
+// Find returns host's nova-compute service, or nil when the host has none (it never ran
+// nova-compute, or the service was deleted).
+func (n Nova) Find(ctx context.Context, host string) (*Service, error) {
+	sc, err := n.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute", Host: host}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing host %s's nova-compute service: %w", host, err)
+	}
+	found, err := services.ExtractServices(pages)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range found {
+		// The filter is Nova's; the host is compared again so that a cloud ignoring it cannot
+		// make KupenStack switch another host's service.
+		if s.Host == host && s.Binary == "nova-compute" {
+			return &Service{ID: s.ID, Status: s.Status, State: s.State, DisabledReason: s.DisabledReason}, nil
+		}
+	}
+	return nil, nil
+}
+
+// SetEnabled enables the service, or disables it with reason.
+func (n Nova) SetEnabled(ctx context.Context, id string, enabled bool, reason string) error {
+	sc, err := n.client(ctx)
+	if err != nil {
+		return err
+	}
+	opts := services.UpdateOpts{Status: services.ServiceDisabled, DisabledReason: reason}
+	if enabled {
+		opts = services.UpdateOpts{Status: services.ServiceEnabled}
+	}
+	if _, err := services.Update(ctx, sc, id, opts).Extract(); err != nil {
+		return fmt.Errorf("setting nova-compute service %s %s: %w", id, opts.Status, err)
+	}
+	return nil
+}

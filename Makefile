@@ -120,6 +120,13 @@ bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of tes
 		go test -tags bench -count=1 -timeout 120m -run '^TestBench$$' -v ./test/bench
 	@# The life-cycle on the real charts: Helm actions per component at install and per change.
 	$(MAKE) --no-print-directory bench-lcm
+	@# The whole cloud deployed on the real node by the operator against Helm alone.
+	$(MAKE) --no-print-directory bench-deploy
+
+.PHONY: bench-deploy
+bench-deploy: ## The deploy row of make bench alone (root, about 30 min): the whole cloud on the real node by the operator, then by helm --wait in dependency order; the ratio.
+	hack/install-test-tools.sh node
+	KUPENSTACK_REAL_CLUSTER=1 KUPENSTACK_DEPLOY_BENCH=1 KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test -count=1 -v -timeout 90m -run '^TestDeployBench$$' ./test/realcluster/
 
 .PHONY: bench-lcm
 bench-lcm: ## The life-cycle row of make bench alone: every release's cloud installed on kwok nodes from the real charts, Helm actions counted.

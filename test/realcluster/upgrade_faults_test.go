@@ -60,7 +60,7 @@ func badImageRolledBack(ctx context.Context, t *testing.T, c *cluster, cl client
 	var took time.Duration
 	changed := time.Now().Truncate(time.Second)
 	var glance kupenstackv1.OpenstackComponent
-	report, failed := probed(ctx, t, calls, func() {
+	report, failed := probed(ctx, t, c, calls, func() {
 		start := time.Now()
 		changeGlance(ctx, t, cl, profile, func(cp *kupenstackv1.ComponentProfile, _ map[string]any) {
 			good = cp.Images["glance_api"]
@@ -162,6 +162,18 @@ func glanceAPIServing(ctx context.Context, t *testing.T, c *cluster, image strin
 // first, as "<reason> (<seconds after since>s): <note>".
 func glanceEvents(ctx context.Context, t *testing.T, c *cluster, since time.Time) []string {
 	t.Helper()
+	mine := eventsOf(ctx, t, c, "OpenstackComponent", "glance", since)
+	out := make([]string, 0, len(mine))
+	for _, e := range mine {
+		out = append(out, fmt.Sprintf("%s (%.0fs): %s", e.Reason, e.EventTime.Sub(since).Seconds(), e.Note))
+	}
+	return out
+}
+
+// eventsOf are the events about the object of kind and name last seen at or after since, oldest
+// first.
+func eventsOf(ctx context.Context, t *testing.T, c *cluster, kind, name string, since time.Time) []eventsv1.Event {
+	t.Helper()
 	list, err := c.cs.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -172,16 +184,12 @@ func glanceEvents(ctx context.Context, t *testing.T, c *cluster, since time.Time
 		if e.Series != nil {
 			last = e.Series.LastObservedTime.Time
 		}
-		if e.Regarding.Kind == "OpenstackComponent" && e.Regarding.Name == "glance" && !last.Before(since) {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && !last.Before(since) {
 			mine = append(mine, e)
 		}
 	}
 	slices.SortFunc(mine, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
-	out := make([]string, 0, len(mine))
-	for _, e := range mine {
-		out = append(out, fmt.Sprintf("%s (%.0fs): %s", e.Reason, e.EventTime.Sub(since).Seconds(), e.Note))
-	}
-	return out
+	return mine
 }
 
 // operatorKilledDuringUpgrade changes a glance setting and kills the operator's pod (no grace
@@ -199,7 +207,7 @@ func operatorKilledDuringUpgrade(ctx context.Context, t *testing.T, c *cluster, 
 	killed := operatorPod(ctx, t, c)
 	var took time.Duration
 	changed := time.Now().Truncate(time.Second)
-	report, failed := probed(ctx, t, calls, func() {
+	report, failed := probed(ctx, t, c, calls, func() {
 		start := time.Now()
 		setGlanceQuota(ctx, t, cl, profile, 400, nil)
 		time.Sleep(delay)

@@ -21,6 +21,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -222,21 +223,21 @@ func componentRevisions(ctx context.Context, t *testing.T, cl client.Client) map
 func oneSettingUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile) {
 	t.Helper()
 	calls := probeCalls(ctx, t, c)
-	charts := glanceUpgrade(ctx, t, cl, profile, calls, 200, map[string]any{"lifecycle": map[string]any{
+	charts := glanceUpgrade(ctx, t, c, cl, profile, calls, 200, map[string]any{"lifecycle": map[string]any{
 		"upgrades": map[string]any{"deployments": map[string]any{"rolling_update": map[string]any{"max_unavailable": 1}}}}})
-	ours := glanceUpgrade(ctx, t, cl, profile, calls, 300, nil)
+	ours := glanceUpgrade(ctx, t, c, cl, profile, calls, 300, nil)
 	t.Logf("upgrade, one glance setting changed, with the charts' maxUnavailable 1:\n%s", charts)
 	t.Logf("upgrade, one glance setting changed, with KupenStack's maxUnavailable 0:\n%s", ours)
 }
 
 // glanceUpgrade sets glance's image member quota to quota and its values' pod section to pod (nil:
 // none), waits for the one upgrade of glance it makes, and returns the probe's report of it.
-func glanceUpgrade(ctx context.Context, t *testing.T, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile,
+func glanceUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile,
 	calls map[string]func(context.Context) error, quota int, pod map[string]any) string {
 	t.Helper()
 	before := componentRevisions(ctx, t, cl)
 	var took time.Duration
-	report, failed := probed(ctx, t, calls, func() {
+	report, failed := probed(ctx, t, c, calls, func() {
 		start := time.Now()
 		setGlanceQuota(ctx, t, cl, profile, quota, pod)
 		waitGlanceUpgraded(ctx, t, cl, before["glance"])
@@ -285,8 +286,9 @@ func waitGlanceUpgraded(ctx context.Context, t *testing.T, cl client.Client, bef
 // probed runs step with the probe calling the cloud's APIs from 5 s before it to 5 s after, fails
 // the test if an API is still failing at the end, and returns the probe's report and its count of
 // failed calls.
-func probed(ctx context.Context, t *testing.T, calls map[string]func(context.Context) error, step func()) (string, int) {
+func probed(ctx context.Context, t *testing.T, c *cluster, calls map[string]func(context.Context) error, step func()) (string, int) {
 	t.Helper()
+	began := time.Now()
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	probe := &apiProbe{}
 	wait4 := probe.start(probeCtx, calls)
@@ -296,12 +298,49 @@ func probed(ctx context.Context, t *testing.T, calls map[string]func(context.Con
 	time.Sleep(5 * time.Second) // and after it
 	stopProbe()
 	wait4()
-	for name, began := range probe.down {
-		if !began.IsZero() {
-			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(began).Round(time.Second))
+	for name, down := range probe.down {
+		if !down.IsZero() {
+			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(down).Round(time.Second))
 		}
 	}
-	return probe.report()
+	report, failed := probe.report()
+	if failed > 0 {
+		// What the pods went through meanwhile: the first place to look for the cause.
+		report += "the cloud's pods meanwhile:\n" + strings.Join(podEvents(ctx, t, c, began), "\n") + "\n"
+	}
+	return report, failed
+}
+
+// podEvents are the Events of the cloud's pods since since, oldest first, the routine ones
+// (scheduled, image present, container created) left out.
+func podEvents(ctx context.Context, t *testing.T, c *cluster, since time.Time) []string {
+	t.Helper()
+	list, err := c.cs.EventsV1().Events(cloudNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{"listing events: " + err.Error()}
+	}
+	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind != "Pod" || eventTime(e).Before(since) || slices.Contains([]string{"Scheduled", "Pulled", "Created"}, e.Reason) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("  %+.0fs %s %s: %.160s", eventTime(e).Sub(since).Seconds(), e.Regarding.Name, e.Reason, e.Note))
+	}
+	return out
+}
+
+// eventTime is when an Event (of either API) was last seen.
+func eventTime(e eventsv1.Event) time.Time {
+	switch {
+	case e.Series != nil:
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.DeprecatedLastTimestamp.IsZero():
+		return e.DeprecatedLastTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 // revisionsChanged checks that only component's revision moved, by exactly want.

@@ -18,6 +18,7 @@ import (
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/cloudsample"
 	"github.com/kupenstack/kupenstack/internal/imagebuild"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
@@ -52,49 +53,15 @@ func TestWholeCloud(t *testing.T) {
 	holdOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Minute)
 	defer cancel()
-	for _, name := range wholeCloudImages {
-		start := time.Now()
-		c.importImages(t, name)
-		t.Logf("image %s: build or cache + import %s", name, time.Since(start).Round(100*time.Millisecond))
-	}
-	c.importAgent(t)
-	ctrllog.SetLogger(logr.Discard())
-	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveCharts(ctx, t, c, chartsDir)
 	// The tenant's image comes from a pod: its Service address is a testing range, not public.
-	hc := installOperator(ctx, t, c, withValues(lcmOn, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
-
-	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) != 1 {
-		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
-	}
-	profile, cfg := wholeCloudSample(t, c.root, nodes.Items[0].Name)
-	if err := cl.Create(ctx, profile); err != nil {
-		t.Fatal(err)
-	}
+	cl, hc, profile, cfg := prepareWholeCloud(ctx, t, c, chartsDir,
+		withValues(lcmOn, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
 	start := time.Now()
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	killedDuringInstall := operatorKilledDuringInstall(ctx, t, c)
-	// Every component the configuration declares: its status lists them all from its first
-	// pass. (Counting the OpenstackComponent objects instead raced with their creation: a list
-	// taken while the operator was still creating them, after a conflict on the configuration,
-	// saw part of them, and the wait for exactly that many Ready never ended.)
-	var want int
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		var got kupenstackv1.KupenstackConfiguration
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
-			return false, nil
-		}
-		want = len(got.Status.Components)
-		return want > 0, nil
-	}); err != nil {
-		t.Fatal("the configuration lists no component:", err)
-	}
+	want := componentsListed(ctx, t, cl, cfg)
 	waitReady(ctx, t, c, cl, want)
 	t.Logf("whole cloud (configuration created to %d components ready, the operator killed once): %s", want, time.Since(start).Round(time.Second))
 	killedDuringInstall()
@@ -145,11 +112,62 @@ func TestWholeCloud(t *testing.T) {
 	e2eOnCloud(ctx, t, c)
 	oneSettingUpgrade(ctx, t, c, cl, profile)
 	upgradeFaults(ctx, t, c, cl, cfg, profile)
+	computeRoleDroppedAndBack(ctx, t, c, cl, cfg)
 
 	deleteCloud(ctx, t, c, cl, cfg)
 	if err := hc.Uninstall("kupenstack"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// prepareWholeCloud readies the cluster for the whole cloud: the images imported, the charts
+// served, the operator installed with operatorValues, and the sample's profile created. The
+// configuration is returned, not created yet: creating it starts the deployment.
+func prepareWholeCloud(ctx context.Context, t *testing.T, c *cluster, chartsDir string, operatorValues map[string]any) (
+	client.Client, *helm.Client, *kupenstackv1.OpenstackCloudConfigurationProfile, *kupenstackv1.KupenstackConfiguration) {
+	t.Helper()
+	for _, name := range wholeCloudImages {
+		start := time.Now()
+		c.importImages(t, name)
+		t.Logf("image %s: build or cache + import %s", name, time.Since(start).Round(100*time.Millisecond))
+	}
+	c.importAgent(t)
+	ctrllog.SetLogger(logr.Discard())
+	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveCharts(ctx, t, c, chartsDir)
+	hc := installOperator(ctx, t, c, operatorValues)
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
+	}
+	profile, cfg := wholeCloudSample(t, c.root, nodes.Items[0].Name)
+	if err := cl.Create(ctx, profile); err != nil {
+		t.Fatal(err)
+	}
+	return cl, hc, profile, cfg
+}
+
+// componentsListed is how many components the configuration declares: its status lists them all
+// from its first pass. (Counting the OpenstackComponent objects instead raced with their
+// creation: a list taken while the operator was still creating them, after a conflict on the
+// configuration, saw part of them, and the wait for exactly that many Ready never ended.)
+func componentsListed(ctx context.Context, t *testing.T, cl client.Client, cfg *kupenstackv1.KupenstackConfiguration) int {
+	t.Helper()
+	var want int
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var got kupenstackv1.KupenstackConfiguration
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			return false, nil
+		}
+		want = len(got.Status.Components)
+		return want > 0, nil
+	}); err != nil {
+		t.Fatal("the configuration lists no component:", err)
+	}
+	return want
 }
 
 // wholeCloudSample reads config/samples/lcm/one-node.yaml and readies it for this cluster's node

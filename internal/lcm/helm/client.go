@@ -37,6 +37,10 @@ type Client struct {
 	// DisableHooks leaves out the releases' hooks in every action: only for tests against an
 	// API server that runs no pods, where a hook Job would never complete.
 	DisableHooks bool
+	// WaitReady makes Install wait, as `helm install --wait --wait-for-jobs` does, until the
+	// release's workloads are ready and its Jobs complete (within HookTimeout). The life-cycle
+	// never sets it (it judges readiness itself); the deploy benchmark compares against it.
+	WaitReady bool
 }
 
 // NewClient returns a client for the releases in namespace, stored as Secrets like the helm CLI
@@ -91,6 +95,7 @@ func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, valu
 	in.Timeout = c.HookTimeout
 	in.Description = description
 	in.DisableHooks = c.DisableHooks
+	in.Wait, in.WaitForJobs = c.WaitReady, c.WaitReady
 	return in.RunWithContext(ctx, ch, values)
 }
 

@@ -1,0 +1,157 @@
+package realcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+)
+
+// vmCycleWithin bounds one cycle of the probe's VM loop: created, ACTIVE, deleted, gone.
+const vmCycleWithin = 3 * time.Minute
+
+// vmLoop is the probe's VM create/delete loop: each call creates a server in the admin project
+// (a 1 MiB blank image: nothing to boot, but Nova, Placement, Glance and Neutron all take part in
+// making it ACTIVE), waits until it is ACTIVE, deletes it and waits until it is gone. A call that
+// fails at any step counts as one failed call.
+type vmLoop struct {
+	nova, neutron, glance *gophercloud.ServiceClient
+	image, flavor         string
+	network               string
+	cycles                int
+}
+
+// upgradeProbeCalls are the probe's calls (probeCalls) and the VM loop; the returned func deletes
+// what the loop needs, to be called before the cloud goes.
+func upgradeProbeCalls(ctx context.Context, t *testing.T, c *cluster) (map[string]func(context.Context) error, func()) {
+	t.Helper()
+	calls := probeCalls(ctx, t, c)
+	vm, cleanup := newVMLoop(ctx, t, c)
+	calls["vm create/delete"] = vm.cycle
+	return calls, cleanup
+}
+
+// newVMLoop makes the image, flavor, network and subnet the loop's servers use.
+func newVMLoop(ctx context.Context, t *testing.T, c *cluster) (*vmLoop, func()) {
+	t.Helper()
+	cloud := readPublishedCloud(ctx, t, c)
+	httpClient := http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: cloud.dialer.DialContext, DisableKeepAlives: true}}
+	provider, err := cloud.connect(ctx, httpClient, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &vmLoop{}
+	if v.nova, err = openstack.NewComputeV2(provider, cloud.endpoint); err != nil {
+		t.Fatal(err)
+	}
+	if v.neutron, err = openstack.NewNetworkV2(provider, cloud.endpoint); err != nil {
+		t.Fatal(err)
+	}
+	if v.glance, err = openstack.NewImageV2(provider, cloud.endpoint); err != nil {
+		t.Fatal(err)
+	}
+	var cleanups []func() error
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			if err := cleanups[i](); err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+				t.Errorf("probe VM loop clean-up: %v", err)
+			}
+		}
+	}
+	fail := func(step string, err error) {
+		t.Helper()
+		cleanup()
+		t.Fatalf("probe VM loop: %s: %v", step, err)
+	}
+	img, err := images.Create(ctx, v.glance, images.CreateOpts{Name: "probe-blank", ContainerFormat: "bare", DiskFormat: "raw"}).Extract()
+	if err != nil {
+		fail("image create", err)
+	}
+	v.image = img.ID
+	cleanups = append(cleanups, func() error { return images.Delete(context.Background(), v.glance, v.image).ExtractErr() })
+	if err := imagedata.Upload(ctx, v.glance, img.ID, bytes.NewReader(make([]byte, 1<<20))).ExtractErr(); err != nil {
+		fail("image upload", err)
+	}
+	flavor, err := flavors.Create(ctx, v.nova, flavors.CreateOpts{Name: "probe-tiny", RAM: 64, VCPUs: 1, Disk: ptr.To(1)}).Extract()
+	if err != nil {
+		fail("flavor create", err)
+	}
+	v.flavor = flavor.ID
+	cleanups = append(cleanups, func() error { return flavors.Delete(context.Background(), v.nova, v.flavor).ExtractErr() })
+	network, err := networks.Create(ctx, v.neutron, networks.CreateOpts{Name: "probe-vms"}).Extract()
+	if err != nil {
+		fail("network create", err)
+	}
+	v.network = network.ID
+	cleanups = append(cleanups, func() error { return networks.Delete(context.Background(), v.neutron, v.network).ExtractErr() })
+	if _, err := subnets.Create(ctx, v.neutron, subnets.CreateOpts{NetworkID: network.ID, Name: "probe-vms",
+		CIDR: "10.79.250.0/24", IPVersion: gophercloud.IPv4}).Extract(); err != nil {
+		fail("subnet create", err) // deleted with its network
+	}
+	return v, func() {
+		t.Logf("probe VM loop: %d cycles in all", v.cycles)
+		cleanup()
+	}
+}
+
+// cycle creates a server, waits until it is ACTIVE, deletes it and waits until it is gone; the
+// server is deleted whatever happened. It runs on its own deadline (vmCycleWithin), not the
+// probe's 5 s per call, and finishes even when the probe stops: no server is left behind.
+func (v *vmLoop) cycle(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vmCycleWithin)
+	defer cancel()
+	v.cycles++
+	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: fmt.Sprintf("probe-vm-%d", v.cycles),
+		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
+	if err != nil {
+		return fmt.Errorf("server create: %w", err)
+	}
+	var state string
+	active := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		s, err := servers.Get(ctx, v.nova, server.ID).Extract()
+		if err != nil {
+			state = err.Error()
+			return false, nil
+		}
+		state = s.Status
+		if s.Status == "ERROR" {
+			return false, fmt.Errorf("server %s went to ERROR: %s", s.ID, s.Fault.Message)
+		}
+		return s.Status == "ACTIVE", nil
+	})
+	// Deleted in any case, with time of its own: a cycle that failed must not leave a server.
+	delCtx, delCancel := context.WithTimeout(context.Background(), vmCycleWithin)
+	defer delCancel()
+	deleted := false
+	gone := wait.PollUntilContextCancel(delCtx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		if !deleted {
+			err := servers.Delete(ctx, v.nova, server.ID).ExtractErr()
+			if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+				return false, nil // asked again at the next tick
+			}
+			deleted = true
+		}
+		_, err := servers.Get(ctx, v.nova, server.ID).Extract()
+		return gophercloud.ResponseCodeIs(err, http.StatusNotFound), nil
+	})
+	switch {
+	case active != nil:
+		return fmt.Errorf("server not ACTIVE (last seen %s): %w", state, active)
+	case gone != nil:
+		return fmt.Errorf("server %s not deleted: %w", server.ID, gone)
+	}
+	return nil
+}

@@ -23,6 +23,9 @@ import (
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
+// ovsRunDir is where the openvswitch chart keeps Open vSwitch's database and sockets on the node.
+const ovsRunDir = "/run/openvswitch"
+
 // deployedRelease is what Helm holds of one release the operator installed: the chart and the
 // values it was installed with.
 type deployedRelease struct {
@@ -51,9 +54,11 @@ func TestDeployBench(t *testing.T) {
 	var chartsDir string
 	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
 		chartsDir = realcharts.Dir(t, "2025.1.0")
-		// Emptied between the two deployments: only when it is this test's own.
-		if _, err := os.Stat(hostDataDir); !os.IsNotExist(err) {
-			t.Fatalf("%s exists (a cloud's data, or left by another run): remove it first", hostDataDir)
+		// Emptied between the two deployments: only when they are this test's own.
+		for _, dir := range []string{hostDataDir, ovsRunDir} {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Fatalf("%s exists (a cloud's data, or left by another run): remove it first", dir)
+			}
 		}
 		t.Cleanup(func() { os.RemoveAll(hostDataDir) })
 	}
@@ -80,9 +85,12 @@ func TestDeployBench(t *testing.T) {
 	if err := hc.Uninstall("kupenstack"); err != nil {
 		t.Fatal(err)
 	}
-	// The same empty start: no database or queue data left from the first deployment.
-	if err := os.RemoveAll(hostDataDir); err != nil {
-		t.Fatal(err)
+	// The same empty start: no database, queue or Open vSwitch data left from the first
+	// deployment (the charts' host directories; none existed before the test).
+	for _, dir := range []string{hostDataDir, ovsRunDir} {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	labelNode(ctx, t, c, node, labels)
 

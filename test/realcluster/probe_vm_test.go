@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ type vmLoop struct {
 	image, flavor         string
 	network               string
 	cycles                int
+	took                  []time.Duration // of the cycles that succeeded
 }
 
 // upgradeProbeCalls are the probe's calls (probeCalls) and the VM loop; the returned func deletes
@@ -102,7 +104,8 @@ func newVMLoop(ctx context.Context, t *testing.T, c *cluster) (*vmLoop, func()) 
 		fail("subnet create", err) // deleted with its network
 	}
 	return v, func() {
-		t.Logf("probe VM loop: %d cycles in all", v.cycles)
+		t.Logf("probe VM loop: %d cycles in all, %d succeeded (median %s, longest %s)", v.cycles, len(v.took),
+			medianDuration(v.took).Round(100*time.Millisecond), slices.Max(append([]time.Duration{0}, v.took...)).Round(100*time.Millisecond))
 		cleanup()
 	}
 }
@@ -114,6 +117,7 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vmCycleWithin)
 	defer cancel()
 	v.cycles++
+	start := time.Now()
 	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: fmt.Sprintf("probe-vm-%d", v.cycles),
 		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
 	if err != nil {
@@ -153,5 +157,6 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 	case gone != nil:
 		return fmt.Errorf("server %s not deleted: %w", server.ID, gone)
 	}
+	v.took = append(v.took, time.Since(start))
 	return nil
 }

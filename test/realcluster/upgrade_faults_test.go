@@ -41,7 +41,8 @@ const rollbackDeadline = 90 * time.Second
 func upgradeFaults(ctx context.Context, t *testing.T, c *cluster, cl client.Client, cfg *kupenstackv1.KupenstackConfiguration,
 	profile *kupenstackv1.OpenstackCloudConfigurationProfile) {
 	t.Helper()
-	calls := probeCalls(ctx, t, c)
+	calls, cleanup := upgradeProbeCalls(ctx, t, c)
+	defer cleanup()
 	t.Logf("upgrade, a glance-api image that cannot start:\n%s", badImageRolledBack(ctx, t, c, cl, cfg, profile, calls))
 	t.Logf("upgrade, the operator's pod killed during it:\n%s", operatorKilledDuringUpgrade(ctx, t, c, cl, profile, calls))
 }

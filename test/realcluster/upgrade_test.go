@@ -222,7 +222,8 @@ func componentRevisions(ctx context.Context, t *testing.T, cl client.Client) map
 // reported, the two side by side (the goal is none), and every API answers at the end.
 func oneSettingUpgrade(ctx context.Context, t *testing.T, c *cluster, cl client.Client, profile *kupenstackv1.OpenstackCloudConfigurationProfile) {
 	t.Helper()
-	calls := probeCalls(ctx, t, c)
+	calls, cleanup := upgradeProbeCalls(ctx, t, c)
+	defer cleanup()
 	charts := glanceUpgrade(ctx, t, c, cl, profile, calls, 200, map[string]any{"lifecycle": map[string]any{
 		"upgrades": map[string]any{"deployments": map[string]any{"rolling_update": map[string]any{"max_unavailable": 1}}}}})
 	ours := glanceUpgrade(ctx, t, c, cl, profile, calls, 300, nil)

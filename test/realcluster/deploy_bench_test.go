@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +80,7 @@ func TestDeployBench(t *testing.T) {
 	t.Logf("deployed by the operator: %d components ready %s after the configuration was created", want, byOperator.Round(time.Second))
 	operatorMemory := clusterMemory(t, c.env)
 
-	releases := operatorReleases(t, c)
+	releases := operatorReleases(t, c, chartsDir)
 	node := cfg.Spec.Nodes[0].Name
 	labels := managedLabels(ctx, t, c, node)
 	deleteCloud(ctx, t, c, cl, cfg)
@@ -115,8 +117,10 @@ func TestDeployBench(t *testing.T) {
 	labelNode(ctx, t, c, node, nil)
 }
 
-// operatorReleases reads every release the operator deployed, in install order.
-func operatorReleases(t *testing.T, c *cluster) []deployedRelease {
+// operatorReleases reads every release the operator deployed, in install order: its values from
+// Helm, its chart from chartsDir by the name and version Helm recorded (Helm's record of a chart
+// leaves out its subcharts, helm-toolkit among them).
+func operatorReleases(t *testing.T, c *cluster, chartsDir string) []deployedRelease {
 	t.Helper()
 	hc, err := helm.NewClient(c.cfg, cloudNamespace, logr.Discard())
 	if err != nil {
@@ -131,7 +135,11 @@ func operatorReleases(t *testing.T, c *cluster) []deployedRelease {
 		if rel == nil {
 			continue // not enabled by the sample
 		}
-		out = append(out, deployedRelease{name: rel.Name, chart: rel.Chart, values: rel.Config})
+		ch, err := loader.Load(filepath.Join(chartsDir, rel.Chart.Metadata.Name+"-"+rel.Chart.Metadata.Version+".tgz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, deployedRelease{name: rel.Name, chart: ch, values: rel.Config})
 	}
 	if len(out) == 0 {
 		t.Fatal("the operator left no release")

@@ -22,8 +22,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/go-logr/logr"
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
+	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 )
 
 // absentImage is an image no node has: with the cloud's pull policy Never its container cannot
@@ -230,6 +232,20 @@ func operatorKilledDuringUpgrade(ctx context.Context, t *testing.T, c *cluster, 
 		}
 	}
 	releasesDeployedOnce(ctx, t, c)
+	// The stopping pod's cancelled upgrade is no failed upgrade: it must not roll glance back.
+	hc, err := helm.NewClient(c.cfg, cloudNamespace, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, err := hc.History("glance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range history {
+		if rel.Version > int(before["glance"]) && strings.HasPrefix(rel.Info.Description, "Rollback") {
+			t.Errorf("glance rolled back when the operator was killed: revision %d %q", rel.Version, rel.Info.Description)
+		}
+	}
 	// How the new pod got there (an interrupted Helm action shows as ReleaseUnlocked).
 	t.Logf("glance's events since the change: %q", glanceEvents(ctx, t, c, changed))
 	if now := credentialsData(ctx, t, c); !maps.EqualFunc(creds, now, bytes.Equal) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +33,7 @@ type Process struct {
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
+	exited chan struct{} // closed when the running process has exited
 	starts int
 	// exits are the exits that Kill did not cause (crashes).
 	exits []error
@@ -105,8 +107,11 @@ func (p *Process) Start() error {
 	}
 	p.cmd = cmd
 	p.starts++
+	exited := make(chan struct{})
+	p.exited = exited
 	go func() {
 		err := cmd.Wait()
+		close(exited)
 		_ = logFile.Close()
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -125,6 +130,26 @@ func (p *Process) Kill() {
 	if p.cmd != nil {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		p.cmd = nil
+	}
+}
+
+// Stop SIGTERMs the operator, as the kubelet does when its pod is deleted, and waits until it
+// has exited (its graceful shutdown: in-flight reconciles see their context cancelled).
+func (p *Process) Stop(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.cmd = nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		t.Fatal("the operator did not exit within 2 minutes of SIGTERM")
 	}
 }
 

@@ -22,6 +22,9 @@ func (a install) act(ctx context.Context, p *pass, o *observation) outcome {
 	countAction(p.r.Component, "install", err)
 	p.acted(a.retry)
 	if err != nil {
+		if stopping(ctx) {
+			return interrupted(p, "install", err)
+		}
 		// Not tried again with the same inputs until a retry is asked for.
 		comp.Status.FailedHash, comp.Status.LastError = o.hash, oneLine(err)
 		comp.Status.Phase = kupenstackv1.ComponentPhaseFailed

@@ -17,6 +17,10 @@ const ComputeServiceDisabled = "Disabled"
 // node's nova-compute service (Nova cannot be reached, or refused).
 const ReasonDisablingComputeService = "DisablingComputeService"
 
+// ReasonEnablingComputeService: the node is a compute node again and Nova could not be asked to
+// enable the nova-compute service KupenStack disabled.
+const ReasonEnablingComputeService = "EnablingComputeService"
+
 // OpenstackNodeSpec is copied by the operator from the KupenstackConfiguration's nodes[] entry
 // (a change made here is undone at the next reconcile: edit the configuration instead).
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || has(self.profile.__namespace__)",message="profile needs a namespace (the operator resolves it from defaultProfile)",fieldPath=".profile"

@@ -151,7 +151,13 @@ func (p *apiProbe) start(ctx context.Context, calls map[string]func(context.Cont
 				err := call(callCtx)
 				cancel()
 				if ctx.Err() != nil {
-					return // the probe's end, not the API's
+					// The probe's end: a call it cut short says nothing about the API; one
+					// that answered all the same (a VM cycle runs on past the end) does, and
+					// closes an outage that began before it.
+					if err == nil {
+						p.record(name, nil, time.Now())
+					}
+					return
 				}
 				p.record(name, err, time.Now())
 			}

@@ -213,6 +213,25 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		})
 	})
 
+	t.Run("a control and compute node disabled while Nova fails keeps every label", func(t *testing.T) {
+		// Its control-plane label too: the Nova API that must be asked may run there.
+		nova.fail(errors.New("nova-api connection refused"))
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"},
+			kupenstackv1.ConfiguredNode{Name: "cs-b", Type: "control,compute", Disabled: true}))
+		wantCondition(t, "cs-b", kupenstackv1.ConditionReady, metav1.ConditionFalse, "nova-api connection refused")
+		wantLabels(t, "cs-b", map[string]string{ctl: "enabled", cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openstack-control-plane,openvswitch")
+		nova.fail(nil)
+		wantLabels(t, "cs-b", nil, "")
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
+		wantLabels(t, "cs-b", map[string]string{ctl: "enabled", cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openstack-control-plane,openvswitch")
+		eventually(t, func() error {
+			if s := nova.get("cs-b"); s.Status != "enabled" {
+				return fmt.Errorf("cs-b's service %+v", s)
+			}
+			return nil
+		})
+	})
+
 	t.Run("a service an administrator disabled stays disabled", func(t *testing.T) {
 		nova.set("cs-a", &computeservice.Service{ID: "id-a", Status: "disabled", State: "up", DisabledReason: "disk replacement"})
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute", Disabled: true}, both))

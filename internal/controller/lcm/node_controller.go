@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -138,10 +139,14 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			return ctrl.Result{}, err
 		}
 		if computeWait != "" {
-			// The compute pods stay (their labels with them) until Nova stops scheduling there.
+			// The node keeps every label KupenStack set until Nova stops scheduling there: its
+			// compute pods, and on a control node the Nova API that must be asked.
 			labels = maps.Clone(labels)
 			if labels == nil {
 				labels = map[string]string{}
+			}
+			for _, k := range before.Status.AppliedLabels {
+				labels[k] = values.LabelEnabled
 			}
 			maps.Copy(labels, values.NodeLabels([]string{kupenstackv1.NodeRoleCompute}))
 		}
@@ -162,6 +167,7 @@ func (r *NodeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	on.Status.AppliedLabels = applied
 	if computeWait == "" && labels[values.LabelComputeNode] != "" && err == nil {
+		computeWaitReason = kupenstackv1.ReasonEnablingComputeService
 		if computeWait, err = r.enableCompute(ctx, &on, before.Status.AppliedLabels); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -325,7 +331,11 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(NodeControllerName).
-		For(&kupenstackv1.OpenstackNode{}).
+		// Not its own status writes: a wait on Nova whose message changes (a request ID in the
+		// error) would otherwise call Nova again at once instead of every computeWaitRetry.
+		For(&kupenstackv1.OpenstackNode{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, beingDeleted{}))).
 		// Only label and annotation changes matter, not the kubelet's status heartbeats.
 		Watches(&corev1.Node{}, sameName, builder.WithPredicates(predicate.Or(
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -340,4 +350,11 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return allNodes(ctx)
 			})).
 		Complete(r)
+}
+
+// beingDeleted passes the update that sets an object's deletion timestamp.
+type beingDeleted struct{ predicate.Funcs }
+
+func (beingDeleted) Update(e event.UpdateEvent) bool {
+	return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
 }

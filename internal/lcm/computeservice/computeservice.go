@@ -62,22 +62,46 @@ func (n Nova) Find(ctx context.Context, host string) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute", Host: host}).AllPages(ctx)
+	pages, err := services.List(sc, services.ListOpts{Binary: "nova-compute"}).AllPages(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing host %s's nova-compute service: %w", host, err)
+		return nil, fmt.Errorf("listing the nova-compute services: %w", err)
 	}
 	found, err := services.ExtractServices(pages)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range found {
-		// The filter is Nova's; the host is compared again so that a cloud ignoring it cannot
-		// make KupenStack switch another host's service.
-		if s.Host == host && s.Binary == "nova-compute" {
-			return &Service{ID: s.ID, Status: s.Status, State: s.State, DisabledReason: s.DisabledReason}, nil
+	hosts := make([]string, len(found))
+	for i, s := range found {
+		hosts[i] = s.Host
+	}
+	i := HostOf(hosts, host)
+	if i < 0 {
+		return nil, nil
+	}
+	s := found[i]
+	return &Service{ID: s.ID, Status: s.Status, State: s.State, DisabledReason: s.DisabledReason}, nil
+}
+
+// HostOf is the index of node's host among Nova's hosts, -1 when none is. Nova knows a host by
+// the name its nova-compute pod gives: the node's name, or its FQDN (OpenStack-Helm's default,
+// pod.use_fqdn.compute) whose first label is the node's short name. The exact name wins; a
+// short name alone counts only when exactly one host has it, so that KupenStack never switches
+// another host's service.
+func HostOf(hosts []string, node string) int {
+	short := func(h string) string { return strings.SplitN(h, ".", 2)[0] }
+	match := -1
+	for i, h := range hosts {
+		if h == node {
+			return i
+		}
+		if short(h) == short(node) {
+			if match >= 0 {
+				return -1 // ambiguous
+			}
+			match = i
 		}
 	}
-	return nil, nil
+	return match
 }
 
 // SetEnabled enables the service, or disables it with reason.

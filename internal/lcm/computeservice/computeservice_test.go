@@ -1,0 +1,26 @@
+package computeservice
+
+import "testing"
+
+func TestHostOf(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		hosts []string
+		node  string
+		want  int
+	}{
+		{"exact name", []string{"node-1", "node-2"}, "node-2", 1},
+		{"FQDN in Nova, short node name", []string{"node-1.cloud.example", "node-2.cloud.example"}, "node-2", 1},
+		{"FQDN node name, short in Nova", []string{"node-1", "node-2"}, "node-2.cloud.example", 1},
+		{"exact name wins over a short-name match", []string{"node-2.other.example", "node-2"}, "node-2", 1},
+		{"two hosts with the node's short name: none", []string{"node-2.a.example", "node-2.b.example"}, "node-2", -1},
+		{"another host's name is no match", []string{"node-10", "node-1x"}, "node-1", -1},
+		{"no hosts", nil, "node-1", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HostOf(tt.hosts, tt.node); got != tt.want {
+				t.Errorf("HostOf(%v, %q) = %d, want %d", tt.hosts, tt.node, got, tt.want)
+			}
+		})
+	}
+}

@@ -158,17 +158,23 @@ func waitComputePods(ctx context.Context, t *testing.T, c *cluster, node string,
 // was disabled before the compute label was removed, and enabled again after it came back.
 func disabledBeforeUnlabelled(ctx context.Context, t *testing.T, c *cluster, node string, since time.Time) {
 	t.Helper()
-	var order []string
-	for _, e := range eventsOf(ctx, t, c, "OpenstackNode", node, since.Add(-time.Second)) {
-		switch {
-		case e.Reason == "ComputeServiceDisabled", e.Reason == "ComputeServiceEnabled",
-			strings.HasPrefix(e.Reason, "NodeLabelled") && strings.Contains(e.Note, "openstack-compute-node"),
-			strings.HasPrefix(e.Reason, "NodeUnlabelled") && strings.Contains(e.Note, "openstack-compute-node"):
-			order = append(order, e.Reason)
-		}
-	}
 	want := "ComputeServiceDisabled NodeUnlabelled NodeLabelled ComputeServiceEnabled"
-	if got := strings.Join(order, " "); got != want {
+	var got string
+	// Polled a while: an Event is written after the action it reports.
+	_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var order []string
+		for _, e := range eventsOf(ctx, t, c, "OpenstackNode", node, since.Add(-time.Second)) {
+			switch {
+			case e.Reason == "ComputeServiceDisabled", e.Reason == "ComputeServiceEnabled",
+				strings.HasPrefix(e.Reason, "NodeLabelled") && strings.Contains(e.Note, "openstack-compute-node"),
+				strings.HasPrefix(e.Reason, "NodeUnlabelled") && strings.Contains(e.Note, "openstack-compute-node"):
+				order = append(order, e.Reason)
+			}
+		}
+		got = strings.Join(order, " ")
+		return got == want, nil
+	})
+	if got != want {
 		t.Errorf("the OpenstackNode's Events came in the order %q, want %q", got, want)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -331,11 +330,7 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(NodeControllerName).
-		// Not its own status writes: a wait on Nova whose message changes (a request ID in the
-		// error) would otherwise call Nova again at once instead of every computeWaitRetry.
-		For(&kupenstackv1.OpenstackNode{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-			predicate.AnnotationChangedPredicate{}, beingDeleted{}))).
+		For(&kupenstackv1.OpenstackNode{}).
 		// Only label and annotation changes matter, not the kubelet's status heartbeats.
 		Watches(&corev1.Node{}, sameName, builder.WithPredicates(predicate.Or(
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -350,11 +345,4 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return allNodes(ctx)
 			})).
 		Complete(r)
-}
-
-// beingDeleted passes the update that sets an object's deletion timestamp.
-type beingDeleted struct{ predicate.Funcs }
-
-func (beingDeleted) Update(e event.UpdateEvent) bool {
-	return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
 }

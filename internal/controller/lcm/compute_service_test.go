@@ -116,6 +116,17 @@ func novaDeployed(t *testing.T) {
 	})
 }
 
+// waitEnabled waits until host's service is enabled in the stand-in Nova.
+func waitEnabled(t *testing.T, host string) {
+	t.Helper()
+	eventually(t, func() error {
+		if s := nova.get(host); s.Status != "enabled" {
+			return fmt.Errorf("%s's service %+v", host, s)
+		}
+		return nil
+	})
+}
+
 // wantEvent waits for an Event on the OpenstackNode with reason whose note contains note.
 func wantEvent(t *testing.T, node, reason, note string) {
 	t.Helper()
@@ -205,12 +216,7 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		}
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
 		wantLabels(t, "cs-b", map[string]string{ctl: "enabled", cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openstack-control-plane,openvswitch")
-		eventually(t, func() error {
-			if s := nova.get("cs-b"); s.Status != "enabled" {
-				return fmt.Errorf("cs-b's service %+v", s)
-			}
-			return nil
-		})
+		waitEnabled(t, "cs-b")
 	})
 
 	t.Run("a control and compute node disabled while Nova fails keeps every label", func(t *testing.T) {
@@ -224,12 +230,7 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		wantLabels(t, "cs-b", nil, "")
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
 		wantLabels(t, "cs-b", map[string]string{ctl: "enabled", cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openstack-control-plane,openvswitch")
-		eventually(t, func() error {
-			if s := nova.get("cs-b"); s.Status != "enabled" {
-				return fmt.Errorf("cs-b's service %+v", s)
-			}
-			return nil
-		})
+		waitEnabled(t, "cs-b")
 	})
 
 	t.Run("a service an administrator disabled stays disabled", func(t *testing.T) {
@@ -260,11 +261,6 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		// A fresh OpenstackNode knows nothing of the old one: the service disabled by KupenStack is
 		// found when the compute label goes back on.
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
-		eventually(t, func() error {
-			if s := nova.get("cs-a"); s.Status != "enabled" {
-				return fmt.Errorf("cs-a's service %+v", s)
-			}
-			return nil
-		})
+		waitEnabled(t, "cs-a")
 	})
 }

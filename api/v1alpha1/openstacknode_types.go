@@ -93,6 +93,12 @@ type OpenstackNodeStatus struct {
 	// +kubebuilder:validation:Enum=Disabled
 	// +optional
 	ComputeService string `json:"computeService,omitempty"`
+	// ComputeLabelledAt is when KupenStack put the compute label back on the node while its
+	// nova-compute service was held disabled. The service is enabled again once Nova has heard
+	// from the node's new nova-compute since, or counts it down: until then Nova's API, asked to
+	// enable it, would call the nova-compute that left and hold the request for a minute.
+	// +optional
+	ComputeLabelledAt *metav1.Time `json:"computeLabelledAt,omitempty"`
 	// AppliedLabels are the label keys KupenStack set on the Kubernetes Node.
 	// +listType=set
 	// +optional

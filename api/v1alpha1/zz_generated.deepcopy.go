@@ -1929,6 +1929,10 @@ func (in *OpenstackNodeStatus) DeepCopyInto(out *OpenstackNodeStatus) {
 		*out = new(DesiredClusterConfiguration)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.ComputeLabelledAt != nil {
+		in, out := &in.ComputeLabelledAt, &out.ComputeLabelledAt
+		*out = (*in).DeepCopy()
+	}
 	if in.AppliedLabels != nil {
 		in, out := &in.AppliedLabels, &out.AppliedLabels
 		*out = make([]string, len(*in))

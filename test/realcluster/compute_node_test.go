@@ -158,9 +158,11 @@ func waitComputePods(ctx context.Context, t *testing.T, c *cluster, node string,
 // was disabled before the compute label was removed, and enabled again after it came back.
 func disabledBeforeUnlabelled(ctx context.Context, t *testing.T, c *cluster, node string, since time.Time) {
 	t.Helper()
-	// ComputeServiceEnabled is not required: since the FQDN-aware lookup it was missing in two
-	// runs although Nova showed the service enabled (open: issue 18's note of 2026-11-28).
-	want := "ComputeServiceDisabled NodeUnlabelled NodeLabelled"
+	// ComputeServiceEnabled went missing in three runs: the enable, sent while Nova still counted
+	// the nova-compute that had left up, held Nova's one API worker a minute until its liveness
+	// probe restarted it, and the retry found the service enabled and said nothing. KupenStack
+	// now waits for the new nova-compute's heartbeat, and reports an enable found done.
+	want := "ComputeServiceDisabled NodeUnlabelled NodeLabelled ComputeServiceEnabled"
 	var got string
 	// Polled a while: an Event is written after the action it reports.
 	_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -174,7 +176,6 @@ func disabledBeforeUnlabelled(ctx context.Context, t *testing.T, c *cluster, nod
 			}
 		}
 		got = strings.Join(order, " ")
-		got = strings.TrimSuffix(got, " ComputeServiceEnabled")
 		return got == want, nil
 	})
 	if got != want {

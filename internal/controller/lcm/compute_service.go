@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,33 +84,62 @@ func (r *NodeReconciler) disableCompute(ctx context.Context, on *kupenstackv1.Op
 	return "", nil
 }
 
+// heartbeatWaitLimit bounds the wait for a heartbeat from the node's new nova-compute: Nova
+// counts a silent service down after service_down_time (60 s by default), so a service still up
+// later is heartbeating, and an older heartbeat time can only be a clock behind the operator's.
+const heartbeatWaitLimit = 2 * time.Minute
+
 // enableCompute enables again the nova-compute service KupenStack disabled, once the node is a
 // compute node again. It is asked only when there may be something to enable: the status says
 // KupenStack disabled it, or the compute label was just put back (a node removed from the
 // configuration and added again comes back with a fresh status). It returns a non-empty wait
-// while Nova cannot be asked.
+// while Nova cannot be asked, and while Nova still counts the service up from a heartbeat older
+// than the label: that nova-compute left with the label, and Nova's API, enabling the service,
+// would call it and hold the request a minute (with one API worker, every other request too;
+// the liveness probe then restarts it). A service counted down is enabled at once: Nova calls
+// no nova-compute then, and the new one reads the setting when it starts.
 func (r *NodeReconciler) enableCompute(ctx context.Context, on *kupenstackv1.OpenstackNode, labelledBefore []string) (string, error) {
 	justLabelled := !slices.Contains(labelledBefore, values.LabelComputeNode) && slices.Contains(on.Status.AppliedLabels, values.LabelComputeNode)
-	if on.Status.ComputeService != kupenstackv1.ComputeServiceDisabled && !justLabelled {
+	heldDisabled := on.Status.ComputeService == kupenstackv1.ComputeServiceDisabled
+	if !heldDisabled && !justLabelled {
 		return "", nil
 	}
 	if serving, err := r.novaServing(ctx); err != nil || !serving {
 		return "", err
 	}
+	labelledAt := on.Status.ComputeLabelledAt
+	if justLabelled || labelledAt == nil {
+		// The next whole second: the status keeps whole seconds, and a heartbeat in the same
+		// second as the label can only be the old nova-compute's.
+		labelledAt = &metav1.Time{Time: time.Now().Truncate(time.Second).Add(time.Second)}
+	}
 	svc, err := r.Compute.Find(ctx, on.Name)
-	if err == nil && svc != nil && !svc.Enabled() && computeservice.DisabledByKupenStack(svc.DisabledReason) {
+	switch {
+	case err != nil || svc == nil:
+	case !svc.Enabled() && computeservice.DisabledByKupenStack(svc.DisabledReason):
+		if svc.State == "up" && !svc.HeardSince(labelledAt.Time) && time.Since(labelledAt.Time) < heartbeatWaitLimit {
+			on.Status.ComputeService, on.Status.ComputeLabelledAt = kupenstackv1.ComputeServiceDisabled, labelledAt
+			return fmt.Sprintf("enabling nova-compute on %s once the node's new nova-compute reports to Nova (Nova still counts the one that left up, last heard %s)",
+				on.Name, svc.UpdatedAt.UTC().Format(time.RFC3339)), nil
+		}
 		if err = r.Compute.SetEnabled(ctx, svc.ID, true, ""); err == nil {
 			r.Recorder.Eventf(on, nil, corev1.EventTypeNormal, "ComputeServiceEnabled", "EnableComputeService",
 				"enabled nova-compute on %s again: the node is a compute node again", on.Name)
 		}
+	case svc.Enabled() && heldDisabled:
+		// Enabled behind this pass: an administrator, or an earlier enable whose answer was lost
+		// (Nova saves the change before it calls the nova-compute, and its API may be restarted
+		// meanwhile).
+		r.Recorder.Eventf(on, nil, corev1.EventTypeNormal, "ComputeServiceEnabled", "EnableComputeService",
+			"nova-compute on %s is enabled again (found so): the node is a compute node again", on.Name)
 	}
 	if err != nil {
 		// Kept, so that the next pass asks again.
-		on.Status.ComputeService = kupenstackv1.ComputeServiceDisabled
+		on.Status.ComputeService, on.Status.ComputeLabelledAt = kupenstackv1.ComputeServiceDisabled, labelledAt
 		r.Recorder.Eventf(on, nil, corev1.EventTypeWarning, "ComputeServiceNotEnabled", "EnableComputeService",
 			"nova-compute on %s stays disabled until Nova can be asked: %v", on.Name, err)
 		return fmt.Sprintf("enabling nova-compute on %s again: %v", on.Name, err), nil
 	}
-	on.Status.ComputeService = ""
+	on.Status.ComputeService, on.Status.ComputeLabelledAt = "", nil
 	return "", nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,9 +28,15 @@ type novaServices struct {
 	err      error
 	disables []string // "host labelled=<bool>"
 	enables  []string
+	// lastHeard holds, for a host whose nova-compute stopped heartbeating, its last heartbeat:
+	// Nova still counts it up. Every other host up reports now.
+	lastHeard map[string]time.Time
+	// loseEnableAnswer makes the next enable apply and then fail, as when Nova's API is
+	// restarted while it calls the nova-compute after saving the change.
+	loseEnableAnswer bool
 }
 
-var nova = &novaServices{byHost: map[string]*computeservice.Service{}}
+var nova = &novaServices{byHost: map[string]*computeservice.Service{}, lastHeard: map[string]time.Time{}}
 
 func (n *novaServices) Find(_ context.Context, host string) (*computeservice.Service, error) {
 	n.mu.Lock()
@@ -39,6 +46,12 @@ func (n *novaServices) Find(_ context.Context, host string) (*computeservice.Ser
 	}
 	if s := n.byHost[host]; s != nil {
 		c := *s
+		if c.State == "up" {
+			c.UpdatedAt = time.Now()
+			if last, silent := n.lastHeard[host]; silent {
+				c.UpdatedAt = last
+			}
+		}
 		return &c, nil
 	}
 	return nil, nil
@@ -57,6 +70,10 @@ func (n *novaServices) SetEnabled(ctx context.Context, id string, enabled bool, 
 		if enabled {
 			s.Status, s.DisabledReason = "enabled", ""
 			n.enables = append(n.enables, host)
+			if n.loseEnableAnswer {
+				n.loseEnableAnswer = false
+				return errors.New("502 Bad Gateway")
+			}
 			return nil
 		}
 		var node metav1.PartialObjectMetadata
@@ -81,6 +98,23 @@ func (n *novaServices) get(host string) computeservice.Service {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return *n.byHost[host]
+}
+
+// silence stops host's heartbeats at last (zero: heartbeating again).
+func (n *novaServices) silence(host string, last time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if last.IsZero() {
+		delete(n.lastHeard, host)
+		return
+	}
+	n.lastHeard[host] = last
+}
+
+func (n *novaServices) loseNextEnableAnswer() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.loseEnableAnswer = true
 }
 
 func (n *novaServices) fail(err error) {
@@ -231,6 +265,53 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
 		wantLabels(t, "cs-b", map[string]string{ctl: "enabled", cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openstack-control-plane,openvswitch")
 		waitEnabled(t, "cs-b")
+	})
+
+	t.Run("back while Nova still counts the old nova-compute up: enabled once the new one reports", func(t *testing.T) {
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute", Disabled: true}, both))
+		wantLabels(t, "cs-a", nil, "")
+		// The pods went with the label; Nova heard the old nova-compute a moment ago.
+		nova.silence("cs-a", time.Now().Add(-5*time.Second))
+		_, enablesBefore := nova.calls()
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
+		wantLabels(t, "cs-a", map[string]string{cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openvswitch")
+		on := wantCondition(t, "cs-a", kupenstackv1.ConditionReady, metav1.ConditionFalse, "once the node's new nova-compute reports")
+		if c := meta.FindStatusCondition(on.Status.Conditions, kupenstackv1.ConditionReady); c.Reason != kupenstackv1.ReasonEnablingComputeService {
+			t.Errorf("Ready reason = %s, want %s", c.Reason, kupenstackv1.ReasonEnablingComputeService)
+		}
+		if on.Status.ComputeService != kupenstackv1.ComputeServiceDisabled || on.Status.ComputeLabelledAt == nil {
+			t.Errorf("status: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
+		}
+		if _, e := nova.calls(); len(e) != len(enablesBefore) {
+			t.Errorf("enabled while Nova would call the nova-compute that left: %v", e)
+		}
+		nova.silence("cs-a", time.Time{}) // the new nova-compute reports
+		waitEnabled(t, "cs-a")
+		on = wantCondition(t, "cs-a", kupenstackv1.ConditionReady, metav1.ConditionTrue, "")
+		if on.Status.ComputeService != "" || on.Status.ComputeLabelledAt != nil {
+			t.Errorf("status after the enable: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
+		}
+	})
+
+	t.Run("an enable applied whose answer was lost: reported enabled, status cleared", func(t *testing.T) {
+		// Nova saves the change, then its API is restarted before it answers; the retry finds the
+		// service enabled. That pass reported nothing before (the real cloud's missing Event).
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute", Disabled: true}, both))
+		wantLabels(t, "cs-a", nil, "")
+		nova.loseNextEnableAnswer()
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
+		wantEvent(t, "cs-a", "ComputeServiceNotEnabled", "502 Bad Gateway")
+		wantEvent(t, "cs-a", "ComputeServiceEnabled", "found so")
+		eventually(t, func() error {
+			on, err := getOSNode(t, "cs-a")
+			if err != nil {
+				return err
+			}
+			if on.Status.ComputeService != "" || on.Status.ComputeLabelledAt != nil {
+				return fmt.Errorf("status: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a service an administrator disabled stays disabled", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/services"
@@ -33,6 +34,16 @@ type Service struct {
 	// Status is "enabled" or "disabled"; State is "up" or "down".
 	Status, State  string
 	DisabledReason string
+	// UpdatedAt is the service's last heartbeat (or change) as Nova recorded it.
+	UpdatedAt time.Time
+}
+
+// HeardSince says whether Nova counts the service up from a heartbeat at or after t. A service
+// still counted up from an older heartbeat (Nova waits service_down_time, a minute by default)
+// may have no nova-compute behind it: enabling or disabling it then makes Nova's API call that
+// nova-compute and wait a minute for the answer.
+func (s *Service) HeardSince(t time.Time) bool {
+	return s.State == "up" && !s.UpdatedAt.Before(t)
 }
 
 // Enabled says whether the scheduler may place servers on the service's host.
@@ -79,7 +90,7 @@ func (n Nova) Find(ctx context.Context, host string) (*Service, error) {
 		return nil, nil
 	}
 	s := found[i]
-	return &Service{ID: s.ID, Status: s.Status, State: s.State, DisabledReason: s.DisabledReason}, nil
+	return &Service{ID: s.ID, Status: s.Status, State: s.State, DisabledReason: s.DisabledReason, UpdatedAt: s.UpdatedAt}, nil
 }
 
 // HostOf is the index of node's host among Nova's hosts, -1 when none is. Nova knows a host by

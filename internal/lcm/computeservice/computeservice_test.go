@@ -1,6 +1,9 @@
 package computeservice
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestHostOf(t *testing.T) {
 	for _, tt := range []struct {
@@ -20,6 +23,28 @@ func TestHostOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := HostOf(tt.hosts, tt.node); got != tt.want {
 				t.Errorf("HostOf(%v, %q) = %d, want %d", tt.hosts, tt.node, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHeardSince(t *testing.T) {
+	labelled := time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name  string
+		state string
+		heard time.Time
+		want  bool
+	}{
+		{"up, heard after the label: the new nova-compute", "up", labelled.Add(3 * time.Second), true},
+		{"up, heard at the label's second", "up", labelled, true},
+		{"up from a heartbeat before the label: the one that left", "up", labelled.Add(-5 * time.Second), false},
+		{"down, whatever its last heartbeat", "down", labelled.Add(time.Second), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Service{State: tt.state, UpdatedAt: tt.heard}
+			if got := s.HeardSince(labelled); got != tt.want {
+				t.Errorf("HeardSince = %v, want %v", got, tt.want)
 			}
 		})
 	}

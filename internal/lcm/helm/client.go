@@ -184,6 +184,19 @@ func (c *Client) Uninstall(name string) error {
 	return err
 }
 
+// UninstallUnfinished uninstalls a release no revision of which was ever deployed, without its
+// hooks: its pre-delete hooks clean up after a cloud that an unfinished install never made, and
+// can fail for ever (keystone's credential cleanup needs the tables its db-sync, not yet run,
+// creates; Helm then retries that uninstall hook by hook timeout, and the install never comes).
+func (c *Client) UninstallUnfinished(name string) error {
+	un := action.NewUninstall(c.cfg)
+	un.IgnoreNotFound = true
+	un.Timeout = c.HookTimeout
+	un.DisableHooks = true
+	_, err := un.Run(name)
+	return err
+}
+
 // UnlockPending marks a release left in pending-install/upgrade/rollback as failed. Helm refuses
 // any action on a pending release; one is only left pending when the process acting on it died
 // (the caller is the only one acting on its releases), so the action is known to be interrupted.

@@ -36,12 +36,14 @@ func (a install) act(ctx context.Context, p *pass, o *observation) outcome {
 	return p.judge(ctx, o, rel)
 }
 
-// reinstall clears what a failed install left (no revision was ever deployed, so there is
-// nothing to keep or upgrade from) and installs again.
+// reinstall clears what a failed or interrupted install left (no revision was ever deployed, so
+// there is nothing to keep or upgrade from) and installs again. The chart's uninstall hooks are
+// not run: they assume an install that finished (a real-cluster run stayed stuck on keystone's
+// failing credential cleanup after the operator was killed before keystone's db-sync).
 type reinstall struct{ install }
 
 func (a reinstall) act(ctx context.Context, p *pass, o *observation) outcome {
-	if err := p.helm.Uninstall(p.comp.Name); err != nil {
+	if err := p.helm.UninstallUnfinished(p.comp.Name); err != nil {
 		countAction(p.r.Component, "uninstall", err)
 		return outcome{state: transient(err)}
 	}

@@ -495,13 +495,19 @@ func TestCloudLifecycle(t *testing.T) {
 		if err := store.Create(&pending); err != nil {
 			t.Fatal(err)
 		}
-		// horizon: a crash right after Helm recorded the first install.
+		// horizon: a crash right after Helm recorded the first install. Its pre-delete hook cannot
+		// run, as keystone's credential cleanup cannot before its db-sync: the unfinished release
+		// is cleared without its hooks (with them, a real cluster stayed stuck for ever).
 		ch, err := (&helm.ChartLoader{CacheDir: t.TempDir()}).Load(helm.Source{Repository: repository}, "horizon", "2026.1.0")
 		if err != nil {
 			t.Fatal(err)
 		}
+		cleanup := &release.Hook{Name: "horizon-cleanup", Kind: "Cleanup", Path: "horizon/templates/cleanup.yaml",
+			Manifest: "apiVersion: cleanup.example.invalid/v1\nkind: Cleanup\nmetadata:\n  name: horizon-cleanup\n",
+			Events:   []release.HookEvent{release.HookPreDelete}}
 		if err := store.Create(&release.Release{Name: "horizon", Namespace: cloudNS, Version: 1, Chart: ch,
-			Info: &release.Info{Status: release.StatusPendingInstall, Description: "Install in progress"}}); err != nil {
+			Hooks: []*release.Hook{cleanup},
+			Info:  &release.Info{Status: release.StatusPendingInstall, Description: "Install in progress"}}); err != nil {
 			t.Fatal(err)
 		}
 		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.OptionalComponents = []string{"horizon"} })

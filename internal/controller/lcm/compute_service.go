@@ -117,7 +117,7 @@ func (r *NodeReconciler) enableCompute(ctx context.Context, on *kupenstackv1.Ope
 	switch {
 	case err != nil || svc == nil:
 	case !svc.Enabled() && computeservice.DisabledByKupenStack(svc.DisabledReason):
-		if svc.State == "up" && !svc.HeardSince(labelledAt.Time) && time.Since(labelledAt.Time) < heartbeatWaitLimit {
+		if svc.UpOnlyFromBefore(labelledAt.Time) && time.Since(labelledAt.Time) < heartbeatWaitLimit {
 			on.Status.ComputeService, on.Status.ComputeLabelledAt = kupenstackv1.ComputeServiceDisabled, labelledAt
 			return fmt.Sprintf("enabling nova-compute on %s once the node's new nova-compute reports to Nova (Nova still counts the one that left up, last heard %s)",
 				on.Name, svc.UpdatedAt.UTC().Format(time.RFC3339)), nil

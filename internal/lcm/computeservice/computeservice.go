@@ -38,12 +38,12 @@ type Service struct {
 	UpdatedAt time.Time
 }
 
-// HeardSince says whether Nova counts the service up from a heartbeat at or after t. A service
-// still counted up from an older heartbeat (Nova waits service_down_time, a minute by default)
-// may have no nova-compute behind it: enabling or disabling it then makes Nova's API call that
-// nova-compute and wait a minute for the answer.
-func (s *Service) HeardSince(t time.Time) bool {
-	return s.State == "up" && !s.UpdatedAt.Before(t)
+// UpOnlyFromBefore says whether Nova counts the service up from a heartbeat older than t alone.
+// Nova waits service_down_time (a minute by default) before it counts a silent service down, so
+// such a service may have no nova-compute behind it: enabling or disabling it then makes Nova's
+// API call that nova-compute and wait a minute for the answer.
+func (s *Service) UpOnlyFromBefore(t time.Time) bool {
+	return s.State == "up" && s.UpdatedAt.Before(t)
 }
 
 // Enabled says whether the scheduler may place servers on the service's host.

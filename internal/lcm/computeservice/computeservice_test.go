@@ -28,7 +28,7 @@ func TestHostOf(t *testing.T) {
 	}
 }
 
-func TestHeardSince(t *testing.T) {
+func TestUpOnlyFromBefore(t *testing.T) {
 	labelled := time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name  string
@@ -36,15 +36,15 @@ func TestHeardSince(t *testing.T) {
 		heard time.Time
 		want  bool
 	}{
-		{"up, heard after the label: the new nova-compute", "up", labelled.Add(3 * time.Second), true},
-		{"up, heard at the label's second", "up", labelled, true},
-		{"up from a heartbeat before the label: the one that left", "up", labelled.Add(-5 * time.Second), false},
-		{"down, whatever its last heartbeat", "down", labelled.Add(time.Second), false},
+		{"up, heard after the label: the new nova-compute", "up", labelled.Add(3 * time.Second), false},
+		{"up, heard at the label's second", "up", labelled, false},
+		{"up from a heartbeat before the label: the one that left", "up", labelled.Add(-5 * time.Second), true},
+		{"down, whatever its last heartbeat", "down", labelled.Add(-5 * time.Second), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := Service{State: tt.state, UpdatedAt: tt.heard}
-			if got := s.HeardSince(labelled); got != tt.want {
-				t.Errorf("HeardSince = %v, want %v", got, tt.want)
+			if got := s.UpOnlyFromBefore(labelled); got != tt.want {
+				t.Errorf("UpOnlyFromBefore = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -175,11 +175,13 @@ func jobFinished(job *batchv1.Job) bool {
 }
 
 // Uninstall removes release name and its objects; a release that does not exist is not an error.
-func (c *Client) Uninstall(name string) error {
+func (c *Client) Uninstall(name string) error { return c.uninstall(name, c.DisableHooks) }
+
+func (c *Client) uninstall(name string, disableHooks bool) error {
 	un := action.NewUninstall(c.cfg)
 	un.IgnoreNotFound = true
 	un.Timeout = c.HookTimeout
-	un.DisableHooks = c.DisableHooks
+	un.DisableHooks = disableHooks
 	_, err := un.Run(name)
 	return err
 }
@@ -188,14 +190,7 @@ func (c *Client) Uninstall(name string) error {
 // hooks: its pre-delete hooks clean up after a cloud that an unfinished install never made, and
 // can fail for ever (keystone's credential cleanup needs the tables its db-sync, not yet run,
 // creates; Helm then retries that uninstall hook by hook timeout, and the install never comes).
-func (c *Client) UninstallUnfinished(name string) error {
-	un := action.NewUninstall(c.cfg)
-	un.IgnoreNotFound = true
-	un.Timeout = c.HookTimeout
-	un.DisableHooks = true
-	_, err := un.Run(name)
-	return err
-}
+func (c *Client) UninstallUnfinished(name string) error { return c.uninstall(name, true) }
 
 // UnlockPending marks a release left in pending-install/upgrade/rollback as failed. Helm refuses
 // any action on a pending release; one is only left pending when the process acting on it died

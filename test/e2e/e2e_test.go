@@ -12,8 +12,8 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"k8s.io/client-go/util/retry"
 	"net"
 	"net/netip"
 	"os"
@@ -27,11 +27,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
-
 	"github.com/kupenstack/kupenstack/internal/controller"
 	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/openstack"
@@ -74,7 +74,26 @@ func TestMain(m *testing.M) {
 			return d.DialContext(ctx, network, server)
 		}}
 	}
+	leaveToRealCloud()
 	os.Exit(env.Run(m))
+}
+
+// leaveToRealCloud adds OnRealCloud to -test.skip when LeaveToRealCloudEnv is 1.
+func leaveToRealCloud() {
+	if os.Getenv(LeaveToRealCloudEnv) != "1" {
+		return
+	}
+	// Parsed first, so that a -test.skip of the command line is kept, not overwritten by Parse.
+	flag.Parse()
+	skip := ExactPattern(OnRealCloud)
+	if given := flag.Lookup("test.skip").Value.String(); given != "" {
+		skip = given + "|" + skip
+	}
+	if err := flag.Set("test.skip", skip); err != nil {
+		panic(err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: %d tests left to the cloud the operator deploys (%s=1): %s\n",
+		len(OnRealCloud), LeaveToRealCloudEnv, strings.Join(OnRealCloud, " "))
 }
 
 // requireCloud skips (or, with KUPENSTACK_E2E=required, fails) a test when no cloud is configured.

@@ -61,11 +61,10 @@ func TestFlavor(t *testing.T) {
 		})
 	}
 	check("first", map[string]string{"hw:cpu_policy": "shared"})
-	fl.Spec.Description = "second"
-	fl.Spec.ExtraSpecs = map[string]string{"hw:mem_page_size": "small"}
-	if err := env.Client.Update(ctx, fl); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, fl, func(fl *kupenstackv1.Flavor) {
+		fl.Spec.Description = "second"
+		fl.Spec.ExtraSpecs = map[string]string{"hw:mem_page_size": "small"}
+	})
 	check("second", map[string]string{"hw:mem_page_size": "small"})
 
 	// A clash with the admin's m1.tiny is reported, not adopted.

@@ -137,12 +137,11 @@ func TestImageLifecycle(t *testing.T) {
 	}
 
 	// Properties, name and minimums change in place (same image).
-	got.Spec.Properties = map[string]string{"hw_disk_bus": "scsi", "hw_scsi_model": "virtio-scsi"}
-	got.Spec.MinRAMMiB = 64
-	got.Spec.Name = "disk-v1"
-	if err := env.Client.Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, got, func(im *kupenstackv1.Image) {
+		im.Spec.Properties = map[string]string{"hw_disk_bus": "scsi", "hw_scsi_model": "virtio-scsi"}
+		im.Spec.MinRAMMiB = 64
+		im.Spec.Name = "disk-v1"
+	})
 	eventually(t, "properties updated", func() error {
 		o, err := images.Get(ctx, glance, got.Status.ID).Extract()
 		if err != nil {

@@ -98,10 +98,7 @@ func TestNetworkLifecycle(t *testing.T) {
 	}
 
 	// Update in place.
-	got.Spec.Description = "second"
-	if err := env.Client.Update(ctx, &got); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, &got, func(n *kupenstackv1.Network) { n.Spec.Description = "second" })
 	eventually(t, "description updated", func() error {
 		var n osNet
 		if err := networks.Get(ctx, neutron, got.Status.ID).ExtractInto(&n); err != nil {

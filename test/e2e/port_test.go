@@ -80,11 +80,10 @@ func TestPortUpdates(t *testing.T) {
 	}
 	expect("sg1")
 
-	port.Spec.SecurityGroupRefs = []string{"sg2"}
-	port.Spec.AllowedAddressPairs = []kupenstackv1.AddressPair{{IPAddress: "10.50.0.100"}}
-	if err := env.Client.Update(ctx, port); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, port, func(port *kupenstackv1.Port) {
+		port.Spec.SecurityGroupRefs = []string{"sg2"}
+		port.Spec.AllowedAddressPairs = []kupenstackv1.AddressPair{{IPAddress: "10.50.0.100"}}
+	})
 	expect("sg2", "10.50.0.100")
 
 	for _, o := range append(deps, port) {

@@ -80,10 +80,9 @@ func TestSecurityGroupRulesAsSet(t *testing.T) {
 	}
 	waitRules("ingress/IPv4/tcp/22-22/192.0.2.0/24", "ingress/IPv4/icmp/0-0/", "ingress/IPv4/tcp/80-80/self")
 
-	got.Spec.Rules = []kupenstackv1.SecurityGroupRule{got.Spec.Rules[0], {Direction: "egress", Ethertype: "IPv6"}}
-	if err := env.Client.Update(ctx, &got); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, &got, func(sg *kupenstackv1.SecurityGroup) {
+		sg.Spec.Rules = []kupenstackv1.SecurityGroupRule{sg.Spec.Rules[0], {Direction: "egress", Ethertype: "IPv6"}}
+	})
 	waitRules("ingress/IPv4/tcp/22-22/192.0.2.0/24", "egress/IPv6//0-0/")
 
 	// A rule added behind KupenStack's back (in the group's own project) is drift: it goes.

@@ -82,10 +82,7 @@ func TestSubnetDependsOnNetwork(t *testing.T) {
 	}
 
 	// Update in place.
-	got.Spec.DNSNameservers = []string{"192.0.2.54", "192.0.2.55"}
-	if err := env.Client.Update(ctx, &got); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, &got, func(s *kupenstackv1.Subnet) { s.Spec.DNSNameservers = []string{"192.0.2.54", "192.0.2.55"} })
 	eventually(t, "dns updated", func() error {
 		s, err := subnets.Get(ctx, neutronAdmin, got.Status.ID).Extract()
 		if err != nil {

@@ -88,12 +88,11 @@ func TestVolumeLifecycle(t *testing.T) {
 	}
 
 	// Grow, and change the description and metadata (one key removed) in place.
-	got.Spec.SizeGiB = 3
-	got.Spec.Description = "second"
-	got.Spec.Metadata = map[string]string{"team": "b"}
-	if err := env.Client.Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, got, func(v *kupenstackv1.Volume) {
+		v.Spec.SizeGiB = 3
+		v.Spec.Description = "second"
+		v.Spec.Metadata = map[string]string{"team": "b"}
+	})
 	eventually(t, "volume extended and updated", func() error {
 		o, err := volumes.Get(ctx, cinder, got.Status.ID).Extract()
 		if err != nil {

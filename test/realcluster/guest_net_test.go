@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -360,12 +361,15 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 		t.Fatal(err)
 	}
 	ruleDriftRepaired(ctx, t, c, cl, &sg, addr)
-	if err := cl.Get(ctx, client.ObjectKeyFromObject(&sg), &sg); err != nil {
-		t.Fatal(err)
-	}
-	sg.Spec.Rules = append(sg.Spec.Rules, kupenstackv1.SecurityGroupRule{Direction: "ingress", Ethertype: "IPv4",
-		Protocol: "tcp", PortRangeMin: ptr.To(22), PortRangeMax: ptr.To(22)})
-	if err := cl.Update(ctx, &sg); err != nil {
+	// The operator has just written the group's status (the drift repair): re-read on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(&sg), &sg); err != nil {
+			return err
+		}
+		sg.Spec.Rules = append(sg.Spec.Rules, kupenstackv1.SecurityGroupRule{Direction: "ingress", Ethertype: "IPv4",
+			Protocol: "tcp", PortRangeMin: ptr.To(22), PortRangeMax: ptr.To(22)})
+		return cl.Update(ctx, &sg)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()

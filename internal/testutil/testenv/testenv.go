@@ -104,7 +104,10 @@ func New(setup func(ctrl.Manager) error) *Env { return &Env{setup: setup} }
 // Run starts the API server (unless -short), runs the tests and stops everything. Use it as
 // os.Exit(env.Run(m)).
 func (e *Env) Run(m *testing.M) int {
-	flag.Parse()
+	// Not again if TestMain parsed already: a second Parse would undo what it set since.
+	if !flag.Parsed() {
+		flag.Parse()
+	}
 	if testing.Short() {
 		return m.Run()
 	}

@@ -36,6 +36,14 @@ import (
 // probePeriod is how often the upgrade probe calls each API.
 const probePeriod = 500 * time.Millisecond
 
+// probeCallTimeout bounds one probe call: a call that takes longer counts as failed.
+const probeCallTimeout = 5 * time.Second
+
+// answerAgainWithin is how long an API failing at the probe's end has to answer again before
+// the test fails: one slow answer at the end (a server list past its 5 s on the busy 2 cores)
+// is a failed call, counted, not an API that stopped serving.
+const answerAgainWithin = time.Minute
+
 // apiProbe calls the cloud's APIs every probePeriod, as a user would through the published
 // clouds.yaml, and counts what failed.
 type apiProbe struct {
@@ -148,7 +156,7 @@ func (p *apiProbe) start(ctx context.Context, calls map[string]func(context.Cont
 					return
 				case <-tick.C:
 				}
-				callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				callCtx, cancel := context.WithTimeout(ctx, probeCallTimeout)
 				err := call(callCtx)
 				cancel()
 				if ctx.Err() != nil {
@@ -296,8 +304,8 @@ func waitGlanceUpgraded(ctx context.Context, t *testing.T, cl client.Client, bef
 }
 
 // probed runs step with the probe calling the cloud's APIs from 5 s before it to 5 s after, fails
-// the test if an API is still failing at the end, and returns the probe's report and its count of
-// failed calls.
+// the test if an API failing at the end does not answer again within answerAgainWithin, and
+// returns the probe's report and its count of failed calls.
 func probed(ctx context.Context, t *testing.T, c *cluster, calls map[string]func(context.Context) error, step func()) (string, int) {
 	t.Helper()
 	began := time.Now()
@@ -310,9 +318,17 @@ func probed(ctx context.Context, t *testing.T, c *cluster, calls map[string]func
 	time.Sleep(5 * time.Second) // and after it
 	stopProbe()
 	wait4()
+	ended := time.Now()
 	for name, down := range probe.down {
-		if !down.IsZero() {
-			t.Errorf("%s: failing since %s before the probe's end", name, time.Since(down).Round(time.Second))
+		if down.IsZero() {
+			continue
+		}
+		since := ended.Sub(down).Round(time.Second)
+		if err := answersAgain(ctx, calls[name]); err != nil {
+			t.Errorf("%s: failing since %s before the probe's end and for %s after it: %v", name, since, answerAgainWithin, err)
+		} else {
+			t.Logf("%s: failing at the probe's end (since %s before it); answered again %s after it",
+				name, since, time.Since(ended).Round(time.Second))
 		}
 	}
 	report, failed := probe.report()
@@ -321,6 +337,21 @@ func probed(ctx context.Context, t *testing.T, c *cluster, calls map[string]func
 		report += "the cloud's pods meanwhile:\n" + strings.Join(podEvents(ctx, t, c, began), "\n") + "\n"
 	}
 	return report, failed
+}
+
+// answersAgain calls call every probePeriod until it answers within probeCallTimeout, for
+// answerAgainWithin at most; the last error if it never does.
+func answersAgain(ctx context.Context, call func(context.Context) error) error {
+	var last error
+	for deadline := time.Now().Add(answerAgainWithin); time.Now().Before(deadline); time.Sleep(probePeriod) {
+		callCtx, cancel := context.WithTimeout(ctx, probeCallTimeout)
+		last = call(callCtx)
+		cancel()
+		if last == nil {
+			return nil
+		}
+	}
+	return last
 }
 
 // podEvents are the Events of the cloud's pods since since, oldest first, the routine ones

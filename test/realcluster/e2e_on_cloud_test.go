@@ -16,8 +16,8 @@ import (
 	"github.com/kupenstack/kupenstack/test/e2e"
 )
 
-// e2eOnCloud runs the resource suite's e2e.RealCloudTests against the cloud the
-// operator deployed, through the clouds.yaml Secret the life-cycle published: the suite's controllers run in the
+// e2eOnCloud runs the resource suite's e2e.RealCloudTests against the cloud the operator deployed,
+// through the clouds.yaml Secret the life-cycle published: the suite's controllers run in the
 // test process (envtest), their OpenStack calls go to the cloud's endpoints in cluster.local,
 // resolved by the cluster's DNS (KUPENSTACK_E2E_DNS). The suite's fixtures that the all-in-one's
 // bootstrap creates (the public flavor m1.nano, the public image aio-tiny) are created first, as

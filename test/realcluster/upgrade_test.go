@@ -156,9 +156,7 @@ func (p *apiProbe) start(ctx context.Context, calls map[string]func(context.Cont
 					return
 				case <-tick.C:
 				}
-				callCtx, cancel := context.WithTimeout(ctx, probeCallTimeout)
-				err := call(callCtx)
-				cancel()
+				err := callOnce(ctx, call)
 				if ctx.Err() != nil {
 					// The probe's end: a call it cut short says nothing about the API; one
 					// that answered all the same (a VM cycle runs on past the end) does, and
@@ -339,15 +337,19 @@ func probed(ctx context.Context, t *testing.T, c *cluster, calls map[string]func
 	return report, failed
 }
 
+// callOnce makes one probe call, bounded by probeCallTimeout.
+func callOnce(ctx context.Context, call func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, probeCallTimeout)
+	defer cancel()
+	return call(ctx)
+}
+
 // answersAgain calls call every probePeriod until it answers within probeCallTimeout, for
 // answerAgainWithin at most; the last error if it never does.
 func answersAgain(ctx context.Context, call func(context.Context) error) error {
 	var last error
 	for deadline := time.Now().Add(answerAgainWithin); time.Now().Before(deadline); time.Sleep(probePeriod) {
-		callCtx, cancel := context.WithTimeout(ctx, probeCallTimeout)
-		last = call(callCtx)
-		cancel()
-		if last == nil {
+		if last = callOnce(ctx, call); last == nil {
 			return nil
 		}
 	}

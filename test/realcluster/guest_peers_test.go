@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -62,9 +64,38 @@ func bootedPeer(ctx context.Context, t *testing.T, c *cluster, cl client.Client,
 		}
 	}
 	if p.hostname == "" {
-		t.Fatalf("VM %s: its guest printed no hostname from the metadata", vm.Name)
+		t.Fatalf("VM %s: its guest printed no hostname from the metadata\n%s", vm.Name, guestNetworkReport(ctx, t, c, cl, vm))
 	}
 	return p
+}
+
+// guestNetworkReport is what a guest without a lease or metadata needs looked at: the ports of its
+// first network (the DHCP port's status says whether Open vSwitch had wired it) and the end of the
+// DHCP agent's log.
+func guestNetworkReport(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine) string {
+	t.Helper()
+	var b strings.Builder
+	nic := vm.Spec.Networks[0]
+	if nic.NetworkRef != "" {
+		var network kupenstackv1.Network
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: vm.Namespace, Name: nic.NetworkRef}, &network); err != nil {
+			fmt.Fprintf(&b, "network %s: %v\n", nic.NetworkRef, err)
+		} else {
+			out, err := openstackCLI(ctx, t, c, "ports-"+vm.Name, "port", "list", "--network", network.Status.ID, "--long",
+				"-c", "ID", "-c", "Device Owner", "-c", "Status", "-c", "Fixed IP Addresses", "-f", "value")
+			fmt.Fprintf(&b, "ports of network %s (%s), at %s (%v):\n%s\n", nic.NetworkRef, network.Status.ID, time.Now().Format(time.TimeOnly), err, out)
+		}
+	}
+	pods, err := c.cs.CoreV1().Pods("openstack").List(ctx, metav1.ListOptions{LabelSelector: "application=neutron,component=dhcp-agent"})
+	if err != nil {
+		fmt.Fprintf(&b, "DHCP agent pods: %v\n", err)
+		return b.String()
+	}
+	for _, pod := range pods.Items {
+		logs, err := c.cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](40)}).DoRaw(ctx)
+		fmt.Fprintf(&b, "the end of %s's log (%v):\n%s\n", pod.Name, err, logs)
+	}
+	return b.String()
 }
 
 // fetchFromGuest runs, on the guest logged into at addr, a GET of http://ip/ bounded by a few

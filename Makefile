@@ -139,7 +139,7 @@ bench-deploy: ## The deploy row of make bench alone (root, about 30 min): the wh
 # make bench-cloud BOOT_ROUNDS=5: how many boot-benchmark rounds.
 BOOT_ROUNDS ?= 3
 .PHONY: bench-cloud
-bench-cloud: ## TestWholeCloud (root, about 50 min) with BOOT_ROUNDS boot-benchmark rounds (make test runs 1) and glance's one-setting upgrade under the charts' own rolling update beside KupenStack's.
+bench-cloud: ## TestWholeCloud (root, about 50 min) with BOOT_ROUNDS boot-benchmark rounds (make test runs none) and glance's one-setting upgrade under the charts' own rolling update beside KupenStack's.
 	KUPENSTACK_BOOT_BENCH_ROUNDS=$(BOOT_ROUNDS) KUPENSTACK_UPGRADE_COMPARE=1 $(MAKE) --no-print-directory test-real-cluster RUN='^TestWholeCloud$$'
 
 .PHONY: bench-lcm

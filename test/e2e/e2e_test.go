@@ -11,13 +11,16 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,7 +78,57 @@ func TestMain(m *testing.M) {
 		}}
 	}
 	leaveToRealCloud()
-	os.Exit(env.Run(m))
+	code := env.Run(m)
+	reportSlowest(15)
+	os.Exit(code)
+}
+
+// testTimes holds each top-level test's time, from its first requireCloud, connect or
+// newNamespace to the end of its clean-up (tests that run in parallel overlap): the suite is the
+// longest package of make test, and these say where its time goes.
+var testTimes sync.Map // test name -> time.Duration
+
+// timeTest starts timing t, once per top-level test.
+func timeTest(t *testing.T) {
+	if strings.Contains(t.Name(), "/") {
+		return
+	}
+	start := time.Now()
+	if _, timed := testTimes.LoadOrStore(t.Name(), time.Duration(0)); timed {
+		return
+	}
+	t.Cleanup(func() { testTimes.Store(t.Name(), time.Since(start)) })
+}
+
+// reportSlowest writes the n slowest tests to stderr and, when KUPENSTACK_E2E_TIMES names a file,
+// there (go test shows a passing package's output only with -v; make test prints the file).
+func reportSlowest(n int) {
+	type timed struct {
+		name string
+		d    time.Duration
+	}
+	var all []timed
+	var total time.Duration
+	testTimes.Range(func(k, v any) bool {
+		all = append(all, timed{k.(string), v.(time.Duration)})
+		total += v.(time.Duration)
+		return true
+	})
+	if len(all) == 0 {
+		return
+	}
+	slices.SortFunc(all, func(a, b timed) int { return cmp.Compare(b.d, a.d) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "e2e: %d tests, %s in all (overlapping where parallel); the slowest:\n", len(all), total.Round(time.Second))
+	for _, x := range all[:min(n, len(all))] {
+		fmt.Fprintf(&b, "  %-50s %s\n", x.name, x.d.Round(100*time.Millisecond))
+	}
+	fmt.Fprint(os.Stderr, b.String())
+	if path := os.Getenv("KUPENSTACK_E2E_TIMES"); path != "" {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		}
+	}
 }
 
 // leaveToRealCloud adds OnRealCloud to -test.skip when LeaveToRealCloudEnv is 1.
@@ -99,6 +152,7 @@ func leaveToRealCloud() {
 // requireCloud skips (or, with KUPENSTACK_E2E=required, fails) a test when no cloud is configured.
 func requireCloud(t *testing.T) {
 	t.Helper()
+	timeTest(t)
 	if testing.Short() {
 		t.Skip("end-to-end test; skipped in -short mode")
 	}
@@ -137,6 +191,7 @@ var nsCounter atomic.Int32
 // earlier runs may linger if a run was killed).
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	timeTest(t)
 	env.Require(t)
 	name := fmt.Sprintf("e2e-%s-%d-%d", strings.ToLower(t.Name()), time.Now().Unix()%100000, nsCounter.Add(1))
 	name = strings.NewReplacer("/", "-", "_", "-", ".", "-", "#", "-").Replace(name)

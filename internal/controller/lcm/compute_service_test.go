@@ -344,4 +344,30 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
 		waitEnabled(t, "cs-a")
 	})
+
+	t.Run("a nova-compute gone silent, still counted up: disabled once Nova counts it down", func(t *testing.T) {
+		// The node's nova-compute stopped 45 s ago; Nova counts it down only after 60 s. Disabling
+		// it before would make Nova's API call the nova-compute that is gone and wait a minute.
+		nova.silence("cs-a", time.Now().Add(-45*time.Second))
+		disablesBefore, _ := nova.calls()
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute", Disabled: true}, both))
+		on := wantCondition(t, "cs-a", kupenstackv1.ConditionReady, metav1.ConditionFalse, "once Nova counts its silent nova-compute down")
+		if c := meta.FindStatusCondition(on.Status.Conditions, kupenstackv1.ConditionReady); c.Reason != kupenstackv1.ReasonDisablingComputeService {
+			t.Errorf("Ready reason = %s, want %s", c.Reason, kupenstackv1.ReasonDisablingComputeService)
+		}
+		wantLabels(t, "cs-a", map[string]string{cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openvswitch")
+		if d, _ := nova.calls(); len(d) != len(disablesBefore) {
+			t.Errorf("disabled while Nova counted the silent nova-compute up: %v", d)
+		}
+		// Nova counts it down: the disable calls no nova-compute now.
+		nova.set("cs-a", &computeservice.Service{ID: "id-a", Status: "enabled", State: "down"})
+		nova.silence("cs-a", time.Time{})
+		wantLabels(t, "cs-a", nil, "")
+		if d, _ := nova.calls(); len(d) != len(disablesBefore)+1 || d[len(d)-1] != "cs-a labelled=true" {
+			t.Errorf("disables = %v, want cs-a's once more, while still labelled", d)
+		}
+		nova.set("cs-a", &computeservice.Service{ID: "id-a", Status: "disabled", State: "up", DisabledReason: computeservice.Reason("cs-a")})
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
+		waitEnabled(t, "cs-a")
+	})
 }

@@ -46,6 +46,15 @@ func (s *Service) UpOnlyFromBefore(t time.Time) bool {
 	return s.State == "up" && s.UpdatedAt.Before(t)
 }
 
+// UpButSilent says whether Nova counts the service up although its last heartbeat is more than
+// silent old at now: its nova-compute has most likely stopped, and Nova counts it down once
+// service_down_time has passed. A heartbeat more than limit old with the service still up is
+// taken for a clock apart from Nova's, not silence, so that no wait on it lasts for ever.
+func (s *Service) UpButSilent(now time.Time, silent, limit time.Duration) bool {
+	age := now.Sub(s.UpdatedAt)
+	return s.State == "up" && age > silent && age < limit
+}
+
 // Enabled says whether the scheduler may place servers on the service's host.
 func (s *Service) Enabled() bool { return s.Status == string(services.ServiceEnabled) }
 

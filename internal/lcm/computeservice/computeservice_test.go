@@ -49,3 +49,28 @@ func TestUpOnlyFromBefore(t *testing.T) {
 		})
 	}
 }
+
+func TestUpButSilent(t *testing.T) {
+	now := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	const silent, limit = 30 * time.Second, 2 * time.Minute
+	for _, tt := range []struct {
+		name  string
+		state string
+		heard time.Time
+		want  bool
+	}{
+		{"up, heard 5 s ago: heartbeating", "up", now.Add(-5 * time.Second), false},
+		{"up, heard 30 s ago: a late heartbeat, not yet silence", "up", now.Add(-silent), false},
+		{"up, heard 45 s ago: silent, Nova not counting it down yet", "up", now.Add(-45 * time.Second), true},
+		{"up, heard 3 min ago: a clock apart from Nova's, not waited on", "up", now.Add(-3 * time.Minute), false},
+		{"up, heard in the future (a clock behind Nova's)", "up", now.Add(time.Minute), false},
+		{"down, heard 45 s ago", "down", now.Add(-45 * time.Second), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Service{State: tt.state, UpdatedAt: tt.heard}
+			if got := s.UpButSilent(now, silent, limit); got != tt.want {
+				t.Errorf("UpButSilent = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -15,6 +15,6 @@ echo "---- the test messages that read like failures (the last 25) ----"
 # A test message: "<file>_test.go:<line>: <text>" (Go indents it by its depth); the clean-up's own
 # "[real-cluster ...]" lines are left out.
 grep -E "${ts}\\s*[A-Za-z0-9_]+_test\\.go:[0-9]+: " "$log" | grep -v -F '[real-cluster ' |
-	grep -i -E 'fail|error|timed out|deadline|not (ready|active|found|reported|healthy)|did not|no [a-z]+ (from|in)|unreachable|differs|unexpected|want |panic|refused|still ' |
+	grep -i -E 'fail|error|timed out|deadline|not (ready|active|found|reported|healthy)|did not|does not|no [a-z]+ (from|in)|unreachable|differs|unexpected|want |panic|refused|still ' |
 	cut_long | tail -n 25 || true
 echo "==== the whole log: $log ===="

@@ -134,7 +134,7 @@ func (p *rolloutProbe) answering(control string) (counts []int, blind int) {
 // every half second, and the members answering never fall below replicas - maxUnavailable while
 // the set replaces them all. control is the address of a guest outside the set, which the probe
 // also GETs, to tell its own failures from the members'.
-func rolloutUnderTraffic(ctx context.Context, t *testing.T, cl client.Client, addr string, signer ssh.Signer, set *kupenstackv1.VirtualMachineSet, control string) {
+func rolloutUnderTraffic(ctx context.Context, t *testing.T, c *cluster, cl client.Client, addr string, signer ssh.Signer, set *kupenstackv1.VirtualMachineSet, control string) {
 	t.Helper()
 	start := time.Now()
 	if err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -147,6 +147,11 @@ func rolloutUnderTraffic(ctx context.Context, t *testing.T, cl client.Client, ad
 		t.Fatal(err)
 	}
 	for name, ip := range members {
+		var vm kupenstackv1.VirtualMachine
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: set.Namespace, Name: name}, &vm); err != nil {
+			t.Fatal(err)
+		}
+		guestWithLease(ctx, t, c, cl, &vm)
 		if body, err := fetchFromGuest(ctx, addr, signer, ip); err != nil || body == "" {
 			t.Fatalf("member %s at %s does not answer the tenant's VM: %q %v", name, ip, body, err)
 		}

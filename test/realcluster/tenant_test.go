@@ -134,7 +134,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	// The guest really boots: its console shows the address neutron's DHCP gave it, the metadata
 	// service's answer (through the DHCP namespace's proxy) with the key pair, and its user data run.
 	ip := vm.Status.Resource.Addresses[0].Address
-	console := guestConsole(ctx, t, c, server)
+	console := guestWithLease(ctx, t, c, cl, vm)
 	for _, want := range []string{"dhcp eth0 " + ip + "/24 gw 10.77.0.1", "userdata exit=0", "ready"} {
 		if !slices.Contains(console, want) {
 			t.Errorf("guest console lacks %q; its lines: %q", want, console)
@@ -149,7 +149,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 	t.Logf("tenant: namespace to guest ready: %s", time.Since(start).Round(time.Second))
 	addr := guestFromOutside(ctx, t, c, cl, vm, ip, console, signer)
 	nearIP := guestsReachEachOther(ctx, t, c, cl, addr, signer, near, far)
-	rolloutUnderTraffic(ctx, t, cl, addr, signer, set, nearIP)
+	rolloutUnderTraffic(ctx, t, c, cl, addr, signer, set, nearIP)
 	bootBenchmark(ctx, t, c, cl, project.Status.ID, flavor, authorizedKey, signer)
 
 	// Deleting the namespace deletes its resources, then the project.

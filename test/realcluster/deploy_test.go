@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -379,8 +380,13 @@ func openstackShell(ctx context.Context, t *testing.T, c *cluster, name, script 
 	return clientPod(ctx, t, c, name, []string{"sh", "-ec", script})
 }
 
+// clientPods numbers the client pods: a name the caller reuses (a console read again, a report
+// made twice) must not meet the pod of the call before, which may still be terminating.
+var clientPods atomic.Int64
+
 func clientPod(ctx context.Context, t *testing.T, c *cluster, name string, command []string) (string, error) {
 	t.Helper()
+	name = fmt.Sprintf("%s-%d", name, clientPods.Add(1))
 	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the published clouds.yaml: %v", err)

@@ -367,7 +367,7 @@ func tokenFromPod(ctx context.Context, t *testing.T, c *cluster) string {
 }
 
 // openstackCLI runs `openstack --os-cloud openstack ARGS` as the cloud's admin in a pod named
-// name of the openstack-client image with the published clouds.yaml, in the operator's
+// name-<n> of the openstack-client image with the published clouds.yaml, in the operator's
 // (restricted) namespace, and returns its output; a failed command is an error with the output.
 func openstackCLI(ctx context.Context, t *testing.T, c *cluster, name string, args ...string) (string, error) {
 	t.Helper()

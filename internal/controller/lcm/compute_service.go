@@ -64,15 +64,15 @@ func (r *NodeReconciler) disableCompute(ctx context.Context, on *kupenstackv1.Op
 		return "", err
 	}
 	svc, err := r.Compute.Find(ctx, on.Name)
-	if err == nil && svc != nil && svc.Enabled() && svc.UpButSilent(time.Now(), silentAfter, heartbeatWaitLimit) {
-		// Its nova-compute is gone (the node failed, its pods were deleted) but Nova still counts
-		// it up: disabling it now would make Nova's API call that nova-compute and hold the
-		// request a minute, every other request of a one-worker API with it. Within
-		// service_down_time Nova counts it down, and the disable calls nothing.
-		return fmt.Sprintf("disabling nova-compute on %s once Nova counts its silent nova-compute down (last heard %s)",
-			on.Name, svc.UpdatedAt.UTC().Format(time.RFC3339)), nil
-	}
 	if err == nil && svc != nil && svc.Enabled() {
+		if svc.UpButSilent(time.Now(), silentAfter, heartbeatWaitLimit) {
+			// Its nova-compute is gone (the node failed, its pods were deleted) but Nova still
+			// counts it up: disabling it now would make Nova's API call that nova-compute and hold
+			// the request a minute, every other request of a one-worker API with it. Within
+			// service_down_time Nova counts it down, and the disable calls nothing.
+			return fmt.Sprintf("disabling nova-compute on %s once Nova counts its silent nova-compute down (last heard %s)",
+				on.Name, svc.UpdatedAt.UTC().Format(time.RFC3339)), nil
+		}
 		err = r.Compute.SetEnabled(ctx, svc.ID, false, computeservice.Reason(on.Name))
 		if err == nil {
 			r.Recorder.Eventf(on, nil, corev1.EventTypeNormal, "ComputeServiceDisabled", "DisableComputeService",

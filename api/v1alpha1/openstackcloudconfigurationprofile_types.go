@@ -87,6 +87,14 @@ type OpenstackCloudConfigurationProfileSpec struct {
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
+	// Ceph, when set, keeps the cloud's volumes on this Ceph cluster: cinder's RBD backend
+	// (rbd1, pool cinder.volumes, user cinder) replaces LVM, and libvirt gets the cinder user's
+	// key, so that QEMU attaches volumes through librbd (no kernel module on the nodes). The Ceph
+	// cluster is yours (Rook, cephadm, ...); KupenStack reads its client configuration from the
+	// cloud's namespace and waits until both objects exist. Read from the default profile only.
+	// +optional
+	Ceph *CephClient `json:"ceph,omitempty"`
+
 	// Resources turns pod resources on (pod.resources.enabled) and sets the requests and limits
 	// of every long-running container (Deployments, StatefulSets, DaemonSets).
 	// +optional
@@ -97,6 +105,34 @@ type OpenstackCloudConfigurationProfileSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['mariadb', 'rabbitmq', 'memcached', 'keystone', 'glance', 'cinder', 'placement', 'nova', 'neutron', 'openvswitch', 'libvirt', 'horizon'])",message="components must be named mariadb, rabbitmq, memcached, keystone, glance, cinder, placement, nova, neutron, openvswitch, libvirt or horizon"
 	// +optional
 	Components map[string]ComponentProfile `json:"components,omitempty"`
+}
+
+// CephClient names the Ceph client configuration in the cloud's namespace, as the
+// OpenStack-Helm charts read it (their ceph_client values).
+type CephClient struct {
+	// ConfigMap with the cluster's ceph.conf (its mon_host) under the key ceph.conf.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="configMap must be a ConfigMap name"
+	// +kubebuilder:default=ceph-etc
+	// +optional
+	ConfigMap string `json:"configMap,omitempty"`
+
+	// Secret with client.admin's key under the key "key": cinder's storage-init Job creates the
+	// volume pool and the cinder user with it, and libvirt's init container reads the cinder
+	// user's key with it. The key never leaves the cloud's namespace.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="secret must be a Secret name"
+	// +kubebuilder:default=pvc-ceph-client-key
+	// +optional
+	Secret string `json:"secret,omitempty"`
+
+	// PoolReplicas is the size of the volume pool: how many OSDs keep each object (1 for a
+	// cluster of one OSD, which must allow it with mon_allow_pool_size_one).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=3
+	// +optional
+	PoolReplicas int32 `json:"poolReplicas,omitempty"`
 }
 
 // OpenstackCloudConfigurationProfileStatus is what the operator observed of the profile.

@@ -43,6 +43,9 @@ type ComponentValues struct {
 	// ImageTags are the rendered images.tags: those the profile sets, and after ForChart every
 	// image of the chart.
 	ImageTags map[string]string
+	// Prerequisites are the objects of the cloud's namespace the pods mount (Ceph's client
+	// configuration): no Helm action until they exist.
+	Prerequisites []Prerequisite
 	// images decides, in ForChart, the images the values leave to the chart.
 	images imagePlan
 	// drop are the chart's entries ForChart removes unless the values set them.
@@ -130,6 +133,7 @@ func Render(in Input) (*Output, error) {
 		}
 		out.Components = append(out.Components, ComponentValues{
 			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan, drop: drop,
+			Prerequisites: prerequisites(c, in.Profile),
 		})
 	}
 	oneMessagingCluster(out.Components)
@@ -278,7 +282,10 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 	if p == nil {
 		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	}
-	drop := smallCluster(v, c, p.StorageClass)
+	var drop [][]string
+	if ceph := cephClient(p); ceph == nil || !onCeph(v, c, ceph) {
+		drop = smallCluster(v, c, p.StorageClass)
+	}
 	surgeBeforeReplace(v, c, p.StorageClass)
 	// Profile-wide knobs; the images the values leave unset are decided with the chart (ForChart).
 	if p.ImagePullPolicy != "" {
@@ -506,7 +513,7 @@ const (
 )
 
 // smallCluster sets the release defaults that let a cloud deploy on one or a few nodes with no
-// Ceph, Swift, ingress controller or storage provisioner (the charts default to all of these):
+// Ceph (onCeph replaces it for cinder and libvirt when the profile names a Ceph cluster), Swift, ingress controller or storage provisioner (the charts default to all of these):
 // no Ceph in libvirt and nova; Glance images, MariaDB and RabbitMQ data on a host path of their
 // node, or on volumes of storageClass when one is named ("default": the cluster's default);
 // no image download by Glance's bootstrap; Cinder on LVM (see docs/lcm.md for the volume group it

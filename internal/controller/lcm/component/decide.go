@@ -18,11 +18,13 @@ import (
 //	gate (suspended, no configuration, not enabled, stale spec)  -> wait
 //	no revision ever deployed:
 //	  its hash failed before, no new retry annotation             -> blocked (InstallFailed)
+//	  a prerequisite object (Ceph's client configuration) missing -> wait
 //	  dependencies not ready                                     -> wait (WaitingForDependencies)
 //	  a failed install left behind                                -> reinstall
 //	  else                                                        -> install
 //	newest revision made of another hash, or not deployed:
 //	  its hash failed before, no new retry annotation             -> blocked (UpgradeFailed)
+//	  a prerequisite object missing                               -> wait
 //	  dependencies (release upgrade: earlier phases) not ready    -> wait (WaitingForDependencies)
 //	  else                                                        -> upgrade (roll back if it fails)
 //	in sync                                                       -> judge the newest revision
@@ -50,6 +52,9 @@ func decide(o *observation, comp *kupenstackv1.OpenstackComponent, now time.Time
 		if blockedHash {
 			return blocked{reason: kupenstackv1.ReasonInstallFailed, message: st.LastError + " (set the " + kupenstackv1.AnnotationRetry + " annotation to retry)"}
 		}
+		if o.missing != "" {
+			return wait{message: o.missing, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
+		}
 		if why := dependenciesPending(comp, o.components, o.componentsErr, false); why != "" {
 			return wait{message: why, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
 		}
@@ -60,6 +65,9 @@ func decide(o *observation, comp *kupenstackv1.OpenstackComponent, now time.Time
 	case o.last.Labels[labelHash] != o.hash || o.last.Info.Status != release.StatusDeployed:
 		if blockedHash {
 			return blocked{reason: kupenstackv1.ReasonUpgradeFailed, message: st.LastError + " (change the configuration or set the " + kupenstackv1.AnnotationRetry + " annotation to retry)"}
+		}
+		if o.missing != "" {
+			return wait{message: o.missing, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
 		}
 		releaseUpgrade := o.deployed.Labels[labelRelease] != comp.Spec.Release
 		if why := dependenciesPending(comp, o.components, o.componentsErr, releaseUpgrade); why != "" {

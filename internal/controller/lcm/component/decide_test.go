@@ -59,6 +59,9 @@ func TestDecide(t *testing.T) {
 		{name: "install waits for dependencies", obs: func(o *observation) { o.history, o.last, o.deployed = nil, nil, nil },
 			comp: func(c *kupenstackv1.OpenstackComponent) { c.Spec.DependsOn = []string{"mariadb", "memcached"} },
 			want: wait{message: "waiting for dependencies: memcached", requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}},
+		{name: "install waits for a prerequisite object", obs: func(o *observation) {
+			o.history, o.last, o.deployed, o.missing = nil, nil, nil, "waiting for the ConfigMap openstack/ceph-etc (the profile's spec.ceph.configMap)"
+		}, want: wait{message: "waiting for the ConfigMap openstack/ceph-etc (the profile's spec.ceph.configMap)", requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}},
 		{name: "components cannot be listed", obs: func(o *observation) {
 			o.history, o.last, o.deployed, o.componentsErr = nil, nil, nil, errors.New("cache not synced")
 		}, want: wait{message: "listing components: cache not synced", requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}},
@@ -105,6 +108,10 @@ func TestDecide(t *testing.T) {
 		{name: "upgrade waits for dependencies", obs: func(o *observation) { o.hash = "h2" },
 			comp: func(c *kupenstackv1.OpenstackComponent) { c.Spec.DependsOn = []string{"memcached"} },
 			want: wait{message: "waiting for dependencies: memcached", requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}},
+		{name: "upgrade waits for a prerequisite object", obs: func(o *observation) { o.hash, o.missing = "h2", "waiting for the Secret openstack/x (why)" },
+			want: wait{message: "waiting for the Secret openstack/x (why)", requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}},
+		{name: "in sync: judged even with a prerequisite gone", obs: func(o *observation) { o.missing = "waiting for the Secret openstack/x (why)" },
+			want: judge{}},
 		{name: "upgrade blocked", obs: func(o *observation) { o.hash = "h2" },
 			comp: func(c *kupenstackv1.OpenstackComponent) { c.Status.FailedHash, c.Status.LastError = "h2", "boom" },
 			want: blocked{reason: kupenstackv1.ReasonUpgradeFailed, message: "boom" + upgradeRetryMsg}},

@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -582,6 +583,59 @@ func TestCloudLifecycle(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	// The Ceph client configuration is the admin's: until both objects exist, cinder's install
+	// and libvirt's upgrade wait and say for what (their pods would hang mounting them).
+	t.Run("cinder on Ceph waits for the Ceph client configuration", func(t *testing.T) {
+		var p kupenstackv1.OpenstackCloudConfigurationProfile
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Namespace: profilesNS, Name: "default"}, &p); err != nil {
+			t.Fatal(err)
+		}
+		p.Spec.Ceph = &kupenstackv1.CephClient{PoolReplicas: 1}
+		if err := env.Client.Update(env.Ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.OptionalComponents = []string{"horizon", "cinder"} })
+		for name, want := range map[string]string{
+			"cinder":  "waiting for the ConfigMap " + cloudNS + "/ceph-etc (the profile's spec.ceph.configMap)",
+			"libvirt": "waiting for the ConfigMap " + cloudNS + "/ceph-etc",
+		} {
+			eventually(t, time.Minute, func() error {
+				c := components(t)[name]
+				for _, cond := range c.Status.Conditions {
+					if strings.Contains(cond.Message, want) {
+						return nil
+					}
+				}
+				return fmt.Errorf("%s: conditions %+v, want one saying %q", name, c.Status.Conditions, want)
+			})
+		}
+		if err := env.Client.Create(env.Ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cloudNS, Name: "ceph-etc"},
+			Data: map[string]string{"ceph.conf": "[global]\nmon_host = [v2:192.0.2.10:3300]\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, func() error {
+			c := components(t)["cinder"]
+			for _, cond := range c.Status.Conditions {
+				if strings.Contains(cond.Message, "waiting for the Secret "+cloudNS+"/pvc-ceph-client-key (the profile's spec.ceph.secret)") {
+					return nil
+				}
+			}
+			return fmt.Errorf("cinder: conditions %+v, want one waiting for the Secret", c.Status.Conditions)
+		})
+		if h, _ := helmStorage(t).History("cinder"); len(h) > 0 {
+			t.Error("cinder has a Helm release although its Ceph client configuration is missing")
+		}
+		if err := env.Client.Create(env.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cloudNS, Name: "pvc-ceph-client-key"},
+			Data: map[string][]byte{"key": []byte("not-a-real-key")}}); err != nil {
+			t.Fatal(err)
+		}
+		waitAllReady(t, append(slices.Clone(core), "horizon", "cinder")...)
+		var job batchv1.Job
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Namespace: cloudNS, Name: "cinder-storage-init"}, &job); err != nil {
+			t.Errorf("cinder's storage-init Job (creates the pool and the cinder user): %v", err)
+		}
 	})
 }
 

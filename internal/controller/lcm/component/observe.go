@@ -9,6 +9,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -47,6 +48,9 @@ type observation struct {
 	// error listing them.
 	components    []kupenstackv1.OpenstackComponent
 	componentsErr error
+	// missing says which prerequisite of the values (an object of the cloud's namespace the
+	// pods mount) does not exist; empty when all do.
+	missing string
 
 	// Filled when a revision is judged: the revision, its objects in the cluster, and what the
 	// recent drift repairs were.
@@ -157,6 +161,9 @@ func (p *pass) observe(ctx context.Context) (*observation, *outcome) {
 		p.event(corev1.EventTypeWarning, "ReleaseUnlocked", "Recover", "revision %d was left %s by an interrupted action; marked failed to carry on", o.last.Version, "pending")
 	}
 	o.deployed = helm.LastDeployed(o.history)
+	if o.missing, err = p.missingPrerequisite(ctx, cv.Prerequisites); err != nil {
+		return fail(0, transient(err))
+	}
 	var all kupenstackv1.OpenstackComponentList
 	if o.componentsErr = p.r.Client.List(ctx, &all); o.componentsErr == nil {
 		o.components = all.Items
@@ -191,4 +198,22 @@ func (p *pass) observeWorkloads(ctx context.Context, o *observation, rel *releas
 	o.judged, o.workloads = rel, &sum
 	o.repair = repairMemory{what: p.r.lastRepair, count: p.r.repairs, since: p.r.firstRepairAt}
 	return nil
+}
+
+// missingPrerequisite describes the first prerequisite that does not exist in the cloud's
+// namespace ("" when all do). Only metadata is read, through the API reader: no cache of every
+// Secret, and no key in memory.
+func (p *pass) missingPrerequisite(ctx context.Context, needs []values.Prerequisite) (string, error) {
+	for _, n := range needs {
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(n.Kind))
+		err := p.r.APIReader.Get(ctx, types.NamespacedName{Namespace: p.comp.Spec.Namespace, Name: n.Name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("waiting for the %s %s/%s (%s)", n.Kind, p.comp.Spec.Namespace, n.Name, n.Why), nil
+		case err != nil:
+			return "", err
+		}
+	}
+	return "", nil
 }

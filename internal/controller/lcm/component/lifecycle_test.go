@@ -596,7 +596,9 @@ func TestCloudLifecycle(t *testing.T) {
 		if err := env.Client.Update(env.Ctx, &p); err != nil {
 			t.Fatal(err)
 		}
-		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.OptionalComponents = []string{"horizon", "cinder"} })
+		updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) {
+			s.OptionalComponents = []string{"horizon", "cinder"}
+		})
 		for name, want := range map[string]string{
 			"cinder":  "waiting for the ConfigMap " + cloudNS + "/ceph-etc (the profile's spec.ceph.configMap)",
 			"libvirt": "waiting for the ConfigMap " + cloudNS + "/ceph-etc",

@@ -36,10 +36,11 @@ const cephNamespace = "kupenstack-ceph"
 // cephOSDBytes is the size of the test cluster's one OSD (a sparse file on the node).
 const cephOSDBytes = "10737418240"
 
-// startCeph runs a one-node Ceph on the node (the ceph image's kupenstack-ceph-one-node, on the
-// node's network, its state in an emptyDir) with a new admin key, and gives the cloud's namespace
-// its client configuration under the charts' names: the ConfigMap ceph-etc (mon_host) and the
-// Secret pvc-ceph-client-key (client.admin's key).
+// startCeph runs a one-node Ceph on the node (the ceph image's kupenstack-ceph-one-node, its
+// state in an emptyDir) with a new admin key, and gives the cloud's namespace its client
+// configuration under the charts' names: the ConfigMap ceph-etc (mon_host) and the Secret
+// pvc-ceph-client-key (client.admin's key). It runs on the pod network, at its pod's address:
+// pods here reach no address of the node, and the node (libvirt's QEMU) reaches pods.
 func startCeph(ctx context.Context, t *testing.T, c *cluster, image string) {
 	t.Helper()
 	start := time.Now()
@@ -57,14 +58,13 @@ func startCeph(ctx context.Context, t *testing.T, c *cluster, image string) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "ceph", Labels: map[string]string{"app": "ceph"}},
 		Spec: corev1.PodSpec{
-			HostNetwork:                   true,
 			RestartPolicy:                 corev1.RestartPolicyAlways,
 			TerminationGracePeriodSeconds: ptr.To[int64](5),
 			Containers: []corev1.Container{{
 				Name: "ceph", Image: image, ImagePullPolicy: corev1.PullNever,
 				Command: []string{"kupenstack-ceph-one-node"},
 				Env: []corev1.EnvVar{
-					{Name: "CEPH_PUBLIC_ADDR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
+					{Name: "CEPH_PUBLIC_ADDR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 					{Name: "CEPH_ADMIN_KEY_FILE", Value: "/etc/ceph-admin/key"},
 					{Name: "CEPH_OSD_BYTES", Value: cephOSDBytes},
 				},
@@ -93,7 +93,8 @@ func startCeph(ctx context.Context, t *testing.T, c *cluster, image string) {
 		return false
 	})
 	conf := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ceph-etc"}, Data: map[string]string{
-		"ceph.conf": "[global]\nmon_host = [v2:" + got.Status.HostIP + ":3300]\n"}}
+		// Ceph's parser refuses a last line without its newline.
+		"ceph.conf": "[global]\nmon_host = [v2:" + got.Status.PodIP + ":3300]\n"}}
 	if _, err := c.cs.CoreV1().ConfigMaps(cloudNamespace).Create(ctx, conf, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func startCeph(ctx context.Context, t *testing.T, c *cluster, image string) {
 	if _, err := c.cs.CoreV1().Secrets(cloudNamespace).Create(ctx, client, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("one-node Ceph ready on %s:3300 in %s", got.Status.HostIP, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("one-node Ceph ready on %s:3300 in %s", got.Status.PodIP, time.Since(start).Round(100*time.Millisecond))
 }
 
 // cephKey is a new cephx secret as ceph-authtool --gen-print-key prints it: base64 of the key's

@@ -1,6 +1,7 @@
 package apivalidation
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -82,6 +83,11 @@ func TestLCMCreateValidation(t *testing.T) {
 		{"profile registry with scheme", occp, "p", "  imageRegistry: 'https://registry.local'\n", "imageRegistry must be a registry host[:port]"},
 		{"profile negative replicas", occp, "p", "  replicas: -1\n", "spec.replicas"},
 		{"profile component replicas", occp, "p", "  components: {nova: {replicas: 1000}}\n", "spec.components.nova.replicas"},
+		{"profile ceph", occp, "p", "  ceph: {configMap: site-ceph, secret: site-ceph-admin, poolReplicas: 1}\n", ""},
+		{"profile ceph defaults", occp, "p", "  ceph: {}\n", ""},
+		{"profile ceph configMap not a name", occp, "p", "  ceph: {configMap: Ceph_Etc}\n", "configMap must be a ConfigMap name"},
+		{"profile ceph secret not a name", occp, "p", "  ceph: {secret: 'a/b'}\n", "secret must be a Secret name"},
+		{"profile ceph no replicas", occp, "p", "  ceph: {poolReplicas: 0}\n", "spec.ceph.poolReplicas"},
 		// OpenstackNode (written by the operator, validated all the same).
 		{"node object ok", "OpenstackNode", "node-1", "  roles: [control, compute]\n  profile: {name: p, namespace: ns1}\n", ""},
 		{"node object bad role", "OpenstackNode", "node-1", "  roles: [network]\n", `Unsupported value: "network"`},
@@ -108,6 +114,20 @@ func TestLCMCreateValidation(t *testing.T) {
 			err := env.Client.Create(env.Ctx, decodeLCM(t, tt.kind, tt.objName, tt.spec), client.DryRunAll)
 			expectAdmission(t, err, tt.wantErr)
 		})
+	}
+}
+
+// A profile's ceph: {} gets the charts' names for the Ceph client configuration and three copies.
+func TestCephClientDefaults(t *testing.T) {
+	ensureNamespace(t)
+	obj := decodeLCM(t, "OpenstackCloudConfigurationProfile", "p", "  ceph: {}\n")
+	if err := env.Client.Create(env.Ctx, obj, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedMap(obj.Object, "spec", "ceph")
+	want := map[string]any{"configMap": "ceph-etc", "secret": "pvc-ceph-client-key", "poolReplicas": int64(3)}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("spec.ceph defaulted to %v, want %v", got, want)
 	}
 }
 

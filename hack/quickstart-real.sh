@@ -44,7 +44,7 @@ OPERATOR_NS=kupenstack-system
 FILES_NS=kupenstack-files
 FILES_URL=http://files.$FILES_NS.svc.cluster.local
 TENANT=demo
-# What the cloud runs (cinder is not deployed: no volume backend on one node yet), the operator
+# What the cloud runs (no cinder yet: on this kernel only Ceph can back it, see TestCinderOnCeph), the operator
 # and the file server (the openstack-client image's python3).
 IMAGES=(kupenstack kubernetes-entrypoint openstack-client mariadb rabbitmq memcached keystone glance
   placement nova neutron openvswitch libvirt horizon)

@@ -23,7 +23,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
-// wholeCloudImages are the images the whole 2025.1 cloud runs (cinder is not deployed).
+// wholeCloudImages are the images the whole 2025.1 cloud runs (no cinder yet: TestCinderOnCeph).
 var wholeCloudImages = []string{"kupenstack", "kubernetes-entrypoint", "openstack-client", "mariadb", "rabbitmq",
 	"memcached", "keystone", "glance", "placement", "nova", "neutron", "openvswitch", "libvirt", "horizon"}
 

@@ -6,26 +6,21 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/imagebuild"
-	"github.com/kupenstack/kupenstack/internal/scheme"
-	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
 // cephNamespace holds the one-node Ceph the tests give the cloud as its volume backend, the way
@@ -135,14 +130,7 @@ func cephCLI(t *testing.T, c *cluster, args ...string) string {
 // in that pool, and is gone from it once deleted; the validation agent reports cinder healthy.
 // Before the Ceph client configuration exists, cinder waits and says for what.
 func TestCinderOnCeph(t *testing.T) {
-	var chartsDir string
-	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
-		chartsDir = realcharts.Dir(t, "2025.1.0")
-		if _, err := os.Stat(hostDataDir); os.IsNotExist(err) {
-			t.Cleanup(func() { os.RemoveAll(hostDataDir) })
-		}
-	}
-	c := startCluster(t)
+	c, chartsDir := startFirstCloudCluster(t)
 	holdOnFailure(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
@@ -151,11 +139,7 @@ func TestCinderOnCeph(t *testing.T) {
 		c.importImages(t, name)
 	}
 	c.importAgent(t)
-	ctrllog.SetLogger(logr.Discard())
-	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := newClient(t, c)
 	serveCharts(ctx, t, c, chartsDir)
 	hc := installOperator(ctx, t, c, lcmOn)
 
@@ -166,20 +150,7 @@ func TestCinderOnCeph(t *testing.T) {
 	if err := cl.Create(ctx, profile); err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) != 1 {
-		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
-	}
-	cfg := &kupenstackv1.KupenstackConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
-		Spec: kupenstackv1.KupenstackConfigurationSpec{
-			Release:        "2025.1",
-			Charts:         kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"},
-			DefaultProfile: kupenstackv1.ProfileReference{Name: profile.Name, Namespace: profile.Namespace},
-			Components:     components,
-			Nodes:          []kupenstackv1.ConfiguredNode{{Name: nodes.Items[0].Name, Type: "control"}},
-		},
-	}
+	cfg := controlNodeConfiguration(ctx, t, c, profile, components)
 	start := time.Now()
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -237,22 +208,7 @@ echo "the volume is still there"; exit 1`); err != nil {
 		t.Errorf("the RBD image of the deleted volume is still there: %q", images)
 	}
 
-	var services []kupenstackv1.ServiceHealth
-	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var got kupenstackv1.KupenstackConfiguration
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
-			return false, nil
-		}
-		services = got.Status.Services
-		for _, s := range services {
-			if s.Name == "cinder" && s.Healthy {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("cinder not reported healthy by the validation agent: %+v", services)
-	}
+	waitHealthy(ctx, t, cl, cfg, "cinder")
 	deleteCloud(ctx, t, c, cl, cfg)
 	if err := hc.Uninstall("kupenstack"); err != nil {
 		t.Fatal(err)

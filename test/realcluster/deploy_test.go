@@ -27,7 +27,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
-	"github.com/kupenstack/kupenstack/internal/imagebuild"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
@@ -62,16 +61,7 @@ var oneNodeValues = map[string]string{
 // admin clouds.yaml the operator published, the validation agent reports keystone healthy in
 // the configuration's status, and deleting the configuration removes every release and pod.
 func TestFirstDeployment(t *testing.T) {
-	var chartsDir string
-	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
-		// ../shared/openstack-helm/2025.1.0, or under KUPENSTACK_OSH_CHARTS.
-		chartsDir = realcharts.Dir(t, "2025.1.0")
-		// The data MariaDB and RabbitMQ leave on the node goes with the test (after down).
-		if _, err := os.Stat(hostDataDir); os.IsNotExist(err) {
-			t.Cleanup(func() { os.RemoveAll(hostDataDir) })
-		}
-	}
-	c := startCluster(t)
+	c, chartsDir := startFirstCloudCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 
@@ -83,11 +73,7 @@ func TestFirstDeployment(t *testing.T) {
 		t.Logf("image %s: build or cache + import %s", name, time.Since(start).Round(100*time.Millisecond))
 	}
 	c.importAgent(t)
-	ctrllog.SetLogger(logr.Discard()) // the client's own warnings would print a stack
-	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := newClient(t, c)
 
 	// The charts, served as a chart repository by a pod (pods reach no host service).
 	serveCharts(ctx, t, c, chartsDir)
@@ -99,20 +85,7 @@ func TestFirstDeployment(t *testing.T) {
 	if err := cl.Create(ctx, profile); err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) != 1 {
-		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
-	}
-	cfg := &kupenstackv1.KupenstackConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
-		Spec: kupenstackv1.KupenstackConfigurationSpec{
-			Release:        "2025.1",
-			Charts:         kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"},
-			DefaultProfile: kupenstackv1.ProfileReference{Name: profile.Name, Namespace: profile.Namespace},
-			Components:     firstCloud,
-			Nodes:          []kupenstackv1.ConfiguredNode{{Name: nodes.Items[0].Name, Type: "control"}},
-		},
-	}
+	cfg := controlNodeConfiguration(ctx, t, c, profile, firstCloud)
 	start := time.Now()
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -129,22 +102,7 @@ func TestFirstDeployment(t *testing.T) {
 	t.Logf("keystone token issued in the cluster (%d characters)", len(token))
 
 	// The validation agent's verdict in the configuration's status.
-	var services []kupenstackv1.ServiceHealth
-	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var got kupenstackv1.KupenstackConfiguration
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
-			return false, nil
-		}
-		services = got.Status.Services
-		for _, s := range services {
-			if s.Name == "keystone" && s.Healthy {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("keystone not reported healthy by the validation agent: %+v", services)
-	}
+	services := waitHealthy(ctx, t, cl, cfg, "keystone")
 	for _, s := range services {
 		t.Logf("service %s: healthy=%v %s %s (%d ms)", s.Name, s.Healthy, s.Reason, s.Message, s.LatencyMilliseconds)
 		if s.Name != "keystone" && s.Reason != "NotDeployed" {
@@ -156,6 +114,75 @@ func TestFirstDeployment(t *testing.T) {
 	if err := hc.Uninstall("kupenstack"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startFirstCloudCluster starts the cluster for a cloud of the real 2025.1.0 charts
+// (../shared/openstack-helm/2025.1.0, or under KUPENSTACK_OSH_CHARTS) and returns their
+// directory; the data MariaDB and RabbitMQ leave on the node goes with the test (after down).
+func startFirstCloudCluster(t *testing.T) (*cluster, string) {
+	t.Helper()
+	var chartsDir string
+	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
+		chartsDir = realcharts.Dir(t, "2025.1.0")
+		if _, err := os.Stat(hostDataDir); os.IsNotExist(err) {
+			t.Cleanup(func() { os.RemoveAll(hostDataDir) })
+		}
+	}
+	return startCluster(t), chartsDir
+}
+
+// newClient is a controller-runtime client of the cluster with KupenStack's types.
+func newClient(t *testing.T, c *cluster) client.Client {
+	t.Helper()
+	ctrllog.SetLogger(logr.Discard()) // the client's own warnings would print a stack
+	cl, err := client.New(c.cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// controlNodeConfiguration is the configuration of release 2025.1 deploying components on the
+// cluster's one node, a control node, with profile and the charts pod's repository.
+func controlNodeConfiguration(ctx context.Context, t *testing.T, c *cluster, profile *kupenstackv1.OpenstackCloudConfigurationProfile, components []string) *kupenstackv1.KupenstackConfiguration {
+	t.Helper()
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v (%d)", err, len(nodes.Items))
+	}
+	return &kupenstackv1.KupenstackConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
+		Spec: kupenstackv1.KupenstackConfigurationSpec{
+			Release:        "2025.1",
+			Charts:         kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"},
+			DefaultProfile: kupenstackv1.ProfileReference{Name: profile.Name, Namespace: profile.Namespace},
+			Components:     components,
+			Nodes:          []kupenstackv1.ConfiguredNode{{Name: nodes.Items[0].Name, Type: "control"}},
+		},
+	}
+}
+
+// waitHealthy waits until the validation agent reports service healthy in the configuration's
+// status, and returns every service's verdict.
+func waitHealthy(ctx context.Context, t *testing.T, cl client.Client, cfg *kupenstackv1.KupenstackConfiguration, service string) []kupenstackv1.ServiceHealth {
+	t.Helper()
+	var services []kupenstackv1.ServiceHealth
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var got kupenstackv1.KupenstackConfiguration
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			return false, nil
+		}
+		services = got.Status.Services
+		for _, s := range services {
+			if s.Name == service && s.Healthy {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("%s not reported healthy by the validation agent: %+v", service, services)
+	}
+	return services
 }
 
 // lcmOn: the life-cycle on, the validation agent probing every 10 s.
@@ -225,15 +252,7 @@ func deleteCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Client
 // for the deployed charts (dep_check: the kubernetes-entrypoint image), pull policy Never.
 func oneNodeProfile(t *testing.T, root string) *kupenstackv1.OpenstackCloudConfigurationProfile {
 	t.Helper()
-	imagesDir := filepath.Join(root, "images")
-	recipes, err := imagebuild.LoadRecipes(imagesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, "2025.1"), recipes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := releaseImages(t, root)
 	comps := map[string]kupenstackv1.ComponentProfile{}
 	for _, name := range firstCloud {
 		cp := kupenstackv1.ComponentProfile{Images: rel.Charts[name]}

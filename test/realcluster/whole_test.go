@@ -17,7 +17,6 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/cloudsample"
-	"github.com/kupenstack/kupenstack/internal/imagebuild"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/scheme"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
@@ -182,15 +181,7 @@ func wholeCloudSample(t *testing.T, root, node string) (*kupenstackv1.OpenstackC
 	if err != nil {
 		t.Fatalf("one-node.yaml: %v", err)
 	}
-	imagesDir := filepath.Join(root, "images")
-	recipes, err := imagebuild.LoadRecipes(imagesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, "2025.1"), recipes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := releaseImages(t, root)
 	charts := kupenstackv1.ChartSource{Repository: "http://charts." + chartsNamespace + ".svc.cluster.local/"}
 	if err := sample.UseImages(rel, operatorNamespace, node, charts); err != nil {
 		t.Fatalf("one-node.yaml: %v", err)

@@ -92,6 +92,7 @@ type OpenstackCloudConfigurationProfileSpec struct {
 	// key, so that QEMU attaches volumes through librbd (no kernel module on the nodes). The Ceph
 	// cluster is yours (Rook, cephadm, ...); KupenStack reads its client configuration from the
 	// cloud's namespace and waits until both objects exist. Read from the default profile only.
+	// Setting or removing it on a cloud with volumes leaves them behind (see docs/lcm.md).
 	// +optional
 	Ceph *CephClient `json:"ceph,omitempty"`
 
@@ -118,8 +119,9 @@ type CephClient struct {
 	ConfigMap string `json:"configMap,omitempty"`
 
 	// Secret with client.admin's key under the key "key": cinder's storage-init Job creates the
-	// volume pool and the cinder user with it, and libvirt's init container reads the cinder
-	// user's key with it. The key never leaves the cloud's namespace.
+	// volume pool and the cinder user with it, and libvirt's init containers read the cinder
+	// user's key with it on every compute node (the charts keep the keyrings in a host path
+	// there, see docs/lcm.md).
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="secret must be a Secret name"
 	// +kubebuilder:default=pvc-ceph-client-key

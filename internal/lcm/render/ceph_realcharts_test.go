@@ -58,17 +58,22 @@ func TestRealChartsOnCeph(t *testing.T) {
 			if !storageInit || backup {
 				t.Errorf("cinder-storage-init Job %v (want true), cinder-backup Deployment %v (want false)", storageInit, backup)
 			}
+			replication := ""
 			for where, ctr := range containers(t, cinder) {
-				if ctr.Name == "cinder-storage-init" {
+				// The chart names the container after the backend.
+				if where == "Job cinder-storage-init/cinder-storage-init-rbd1" {
 					for _, e := range ctr.Env {
-						if e.Name == "RBD_POOL_REPLICATION" && e.Value != "1" {
-							t.Errorf("%s: pool replication %s, want the profile's 1", where, e.Value)
+						if e.Name == "RBD_POOL_REPLICATION" {
+							replication = e.Value
 						}
 					}
 				}
 				if sc := ctr.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
 					t.Errorf("%s is privileged", where)
 				}
+			}
+			if replication != "1" {
+				t.Errorf("cinder-storage-init-rbd1: RBD_POOL_REPLICATION %q, want the profile's 1", replication)
 			}
 			var keyring bool
 			for where := range containers(t, byName["libvirt"]) {

@@ -709,6 +709,9 @@ func ignoredNodeFields(p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) [
 	if p.Resources != nil {
 		ignored = append(ignored, "resources")
 	}
+	if p.Ceph != nil {
+		ignored = append(ignored, "ceph")
+	}
 	for _, name := range sortedKeys(p.Components) {
 		cp := p.Components[name]
 		c, _ := ComponentByName(name)

@@ -161,6 +161,7 @@ func TestRenderNodes(t *testing.T) {
 	bigNova := &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
 		Debug:    ptr.To(true),
 		Replicas: ptr.To[int32](4),
+		Ceph:     &kupenstackv1.CephClient{}, // the default profile's alone
 		Components: map[string]kupenstackv1.ComponentProfile{
 			"nova":     {Conf: rawJSON(`{"nova":{"DEFAULT":{"cpu_allocation_ratio":4}}}`)},
 			"neutron":  {Conf: rawJSON(`{"plugins":{"openvswitch_agent":{"ovs":{"bridge_mappings":"public:br-ex"}}}}`)},
@@ -209,7 +210,7 @@ func TestRenderNodes(t *testing.T) {
 	if len(plain.Overrides) != 0 || plain.Labels[LabelControlPlane] != "enabled" || plain.Labels[LabelComputeNode] != "enabled" {
 		t.Errorf("node without profile = %+v", plain)
 	}
-	if got := strings.Join(out.Nodes["z-compute"].Ignored, ","); got != "replicas,components.keystone (no per-node DaemonSet)" {
+	if got := strings.Join(out.Nodes["z-compute"].Ignored, ","); got != "replicas,ceph,components.keystone (no per-node DaemonSet)" {
 		t.Errorf("ignored = %s", got)
 	}
 

@@ -86,13 +86,14 @@ func decide(o *observation, comp *kupenstackv1.OpenstackComponent, now time.Time
 // decideJudged gives the verdict on a revision whose objects were observed:
 //
 //	objects deleted or changed by hand:
+//	  a prerequisite object missing                            -> wait (names it)
 //	  the same repaired maxRepairs times within the hold-off   -> blocked (DriftNotRepaired)
 //	  else                                                     -> repair
 //	a workload failed                                          -> blocked (WorkloadFailed)
 //	workloads not ready:
 //	  past the deadline, a last good revision made otherwise   -> roll back to it
 //	  past the deadline, nothing better to go back to          -> blocked (ProgressDeadlineExceeded)
-//	  else                                                     -> wait (Deploying)
+//	  else                                                     -> wait (Deploying; names a missing prerequisite first)
 //	all ready                                                  -> ready
 func decideJudged(o *observation, comp *kupenstackv1.OpenstackComponent, now time.Time) action {
 	sum, rel, st := o.workloads, o.judged, &comp.Status
@@ -103,6 +104,10 @@ func decideJudged(o *observation, comp *kupenstackv1.OpenstackComponent, now tim
 		}
 		names = append(names, sum.Modified...)
 		what := strings.Join(names, ", ")
+		if o.missing != "" {
+			// The restored objects' pods and the charts' hook Jobs would hang on it.
+			return wait{message: o.missing + " before restoring " + what, requeue: waitingPeriod}
+		}
 		restart := what != o.repair.what || now.Sub(o.repair.since) > repairHoldoff*o.readyPeriod
 		if !restart && o.repair.count >= maxRepairs {
 			// The repairs do not hold (something else keeps changing these objects): another
@@ -118,6 +123,9 @@ func decideJudged(o *observation, comp *kupenstackv1.OpenstackComponent, now tim
 	}
 	if len(sum.NotReady) > 0 {
 		waiting := "waiting for " + strings.Join(first(sum.NotReady, 3), "; ")
+		if o.missing != "" { // the likely cause: pods cannot mount it
+			waiting = o.missing + "; " + waiting
+		}
 		// The deadline is for a revision's first rollout; a revision that was ready once and
 		// lost a pod since is just waited for.
 		started := st.LastActionTime

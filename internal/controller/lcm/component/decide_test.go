@@ -144,6 +144,10 @@ func TestDecide(t *testing.T) {
 		{name: "object deleted: repair", obs: func(o *observation) {
 			o.judged, o.workloads = o.last, &workloads.Summary{Missing: []helm.ObjectRef{missing}}
 		}, want: repair{objects: []string{missing.String()}, restart: true}},
+		{name: "object deleted while a prerequisite is missing: wait, no repair", obs: func(o *observation) {
+			o.judged, o.workloads = o.last, &workloads.Summary{Missing: []helm.ObjectRef{missing}}
+			o.missing = "waiting for the Secret openstack/x (why)"
+		}, want: wait{message: "waiting for the Secret openstack/x (why) before restoring " + missing.String(), requeue: waitingPeriod}},
 		{name: "changed again within the hold-off: repair again", obs: func(o *observation) {
 			o.judged, o.workloads = o.last, &workloads.Summary{Modified: []string{"Service api: port"}}
 			o.repair = repairMemory{what: "Service api: port", count: 2, since: now.Add(-time.Minute)}
@@ -169,6 +173,11 @@ func TestDecide(t *testing.T) {
 			o.judged, o.workloads = o.hist(2, "h2"), &workloads.Summary{NotReady: []string{"a", "b", "c", "d", "e"}}
 		}, comp: func(c *kupenstackv1.OpenstackComponent) { c.Status.LastActionTime = ago(time.Minute) },
 			want: wait{message: "waiting for a; b; c; 2 more", requeue: deployingPeriod, phase: kupenstackv1.ComponentPhaseDeploying}},
+		{name: "deploying without a prerequisite names it", obs: func(o *observation) {
+			o.judged, o.workloads = o.hist(2, "h2"), &workloads.Summary{NotReady: []string{"a"}}
+			o.missing = "waiting for the ConfigMap openstack/ceph-etc (why)"
+		}, comp: func(c *kupenstackv1.OpenstackComponent) { c.Status.LastActionTime = ago(time.Minute) },
+			want: wait{message: "waiting for the ConfigMap openstack/ceph-etc (why); waiting for a", requeue: deployingPeriod, phase: kupenstackv1.ComponentPhaseDeploying}},
 		{name: "no deadline", obs: func(o *observation) {
 			o.judged, o.workloads, o.deadline = o.hist(2, "h2"), &workloads.Summary{NotReady: []string{"a"}}, 0
 		}, comp: func(c *kupenstackv1.OpenstackComponent) { c.Status.LastActionTime = ago(time.Hour) },

@@ -111,25 +111,26 @@ type OpenstackCloudConfigurationProfileSpec struct {
 // CephClient names the Ceph client configuration in the cloud's namespace, as the
 // OpenStack-Helm charts read it (their ceph_client values).
 type CephClient struct {
-	// ConfigMap with the cluster's ceph.conf (its mon_host) under the key ceph.conf.
+	// ConfigMap with the cluster's ceph.conf (its mon_host) under the key ceph.conf; default
+	// ceph-etc.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="configMap must be a ConfigMap name"
 	// +kubebuilder:default=ceph-etc
 	// +optional
 	ConfigMap string `json:"configMap,omitempty"`
 
-	// Secret with client.admin's key under the key "key": cinder's storage-init Job creates the
-	// volume pool and the cinder user with it, and libvirt's init containers read the cinder
-	// user's key with it on every compute node (the charts keep the keyrings in a host path
-	// there, see docs/lcm.md).
+	// Secret with client.admin's key under the key "key"; default pvc-ceph-client-key. Cinder's
+	// storage-init Job creates the volume pool and the cinder user with it, and libvirt's init
+	// containers read the cinder user's key with it on every compute node (the charts keep the
+	// keyrings in a host path there, see docs/lcm.md).
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="secret must be a Secret name"
 	// +kubebuilder:default=pvc-ceph-client-key
 	// +optional
 	Secret string `json:"secret,omitempty"`
 
-	// PoolReplicas is the size of the volume pool: how many OSDs keep each object (1 for a
-	// cluster of one OSD, which must allow it with mon_allow_pool_size_one).
+	// PoolReplicas is the size of the volume pool: how many OSDs keep each object; default 3
+	// (1 for a cluster of one OSD, which must allow it with mon_allow_pool_size_one).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	// +kubebuilder:default=3

@@ -79,14 +79,7 @@ func startCeph(ctx context.Context, t *testing.T, c *cluster, image string) {
 	if _, err := c.cs.CoreV1().Pods(cephNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got := waitPod(ctx, t, c.cs, cephNamespace, pod.Name, func(p *corev1.Pod) bool {
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Ready {
-				return true
-			}
-		}
-		return false
-	})
+	got := waitPod(ctx, t, c.cs, cephNamespace, pod.Name, containerReady)
 	conf := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ceph-etc"}, Data: map[string]string{
 		// Ceph's parser refuses a last line without its newline.
 		"ceph.conf": "[global]\nmon_host = [v2:" + got.Status.PodIP + ":3300]\n"}}

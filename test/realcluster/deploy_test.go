@@ -302,14 +302,7 @@ func serveFiles(ctx context.Context, t *testing.T, c *cluster, name, dir, readyP
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitPod(ctx, t, c.cs, chartsNamespace, name, func(p *corev1.Pod) bool {
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Ready {
-				return true
-			}
-		}
-		return false
-	})
+	waitPod(ctx, t, c.cs, chartsNamespace, name, containerReady)
 }
 
 func waitServiceAccount(ctx context.Context, t *testing.T, c *cluster, ns string) {

@@ -277,6 +277,16 @@ func agentPod(name string, restart corev1.RestartPolicy, args ...string) *corev1
 	}
 }
 
+// containerReady: a container of the pod is Ready (for waitPod).
+func containerReady(p *corev1.Pod) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Ready {
+			return true
+		}
+	}
+	return false
+}
+
 func waitPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, done func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var last *corev1.Pod

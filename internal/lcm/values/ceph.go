@@ -48,8 +48,9 @@ func cephClient(p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) *kupenst
 // admin key and stores the user's key for cinder-volume), without the backup service (it
 // would need its own pool and user); libvirt's init containers fetch the cinder user's key and
 // define it as the libvirt secret nova's volume attachments name. Nova keeps its ephemeral
-// disks local. It reports whether it handled the chart.
-func onCeph(v map[string]any, c Component, ceph *kupenstackv1.CephClient) bool {
+// disks local. It returns the objects the chart's pods then mount (its prerequisites), nil for
+// a chart it leaves alone.
+func onCeph(v map[string]any, c Component, ceph *kupenstackv1.CephClient) []Prerequisite {
 	client := map[string]any{"configmap": ceph.ConfigMap, "user_secret_name": ceph.Secret}
 	switch c.Chart {
 	case "cinder":
@@ -62,19 +63,10 @@ func onCeph(v map[string]any, c Component, ceph *kupenstackv1.CephClient) bool {
 		for _, m := range []string{"deployment_backup", "job_backup_storage_init", "pvc_backup"} {
 			set(v, false, "manifests", m)
 		}
-		return true
 	case "libvirt":
 		set(v, true, "conf", "ceph", "enabled")
 		set(v, client, "ceph_client")
-		return true
-	}
-	return false
-}
-
-// prerequisites are the objects of the cloud's namespace component c's pods mount.
-func prerequisites(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) []Prerequisite {
-	ceph := cephClient(p)
-	if ceph == nil || (c.Chart != "cinder" && c.Chart != "libvirt") {
+	default:
 		return nil
 	}
 	return []Prerequisite{

@@ -27,7 +27,11 @@ func TestCephClientAndPrerequisites(t *testing.T) {
 				t.Errorf("cephClient = %+v, want %+v", got, tt.want)
 			}
 			for _, c := range Components {
-				got := prerequisites(c, tt.p)
+				cv, err := renderComponent(c, tt.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := cv.Prerequisites
 				mounts := tt.want != nil && (c.Chart == "cinder" || c.Chart == "libvirt")
 				if !mounts {
 					if len(got) != 0 {

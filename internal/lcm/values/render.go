@@ -122,19 +122,16 @@ func Render(in Input) (*Output, error) {
 		}
 	}
 	for _, c := range components {
-		v, tags, drop, err := renderComponent(c, in.Profile)
+		cv, err := renderComponent(c, in.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("component %s: %w", c.Name, err)
 		}
-		addNodeOverrides(v, c, perComponent[c.Name])
-		plan := imagePlan{Release: rel}
+		addNodeOverrides(cv.Values, c, perComponent[c.Name])
+		cv.ChartVersion, cv.images = rel.ChartVersion, imagePlan{Release: rel}
 		if in.Profile != nil {
-			plan.Registry, plan.Profile = in.Profile.ImageRegistry, in.Profile.Images
+			cv.images.Registry, cv.images.Profile = in.Profile.ImageRegistry, in.Profile.Images
 		}
-		out.Components = append(out.Components, ComponentValues{
-			Component: c, ChartVersion: rel.ChartVersion, Values: v, ImageTags: tags, images: plan, drop: drop,
-			Prerequisites: prerequisites(c, in.Profile),
-		})
+		out.Components = append(out.Components, cv)
 	}
 	oneMessagingCluster(out.Components)
 	for i := range out.Components {
@@ -276,14 +273,21 @@ func addHosts(v map[string]any, entries []hostEntry) {
 	}
 }
 
-func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (map[string]any, map[string]string, [][]string, error) {
+// renderComponent is c's values from the profile: the release defaults, the profile's knobs and
+// the component's own, with the rendered images.tags, the chart entries to drop and the objects
+// the pods mount (Component, Values, ImageTags, drop and Prerequisites of the result).
+func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationProfileSpec) (ComponentValues, error) {
 	v := map[string]any{}
 	tags := map[string]string{}
 	if p == nil {
 		p = &kupenstackv1.OpenstackCloudConfigurationProfileSpec{}
 	}
 	var drop [][]string
-	if ceph := cephClient(p); ceph == nil || !onCeph(v, c, ceph) {
+	var needs []Prerequisite
+	if ceph := cephClient(p); ceph != nil {
+		needs = onCeph(v, c, ceph)
+	}
+	if needs == nil {
 		drop = smallCluster(v, c, p.StorageClass)
 	}
 	surgeBeforeReplace(v, c, p.StorageClass)
@@ -316,29 +320,29 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 		set(v, imgs, "images", "tags")
 	}
 	if !ok {
-		return v, tags, drop, nil
+		return ComponentValues{Component: c, Values: v, ImageTags: tags, drop: drop, Prerequisites: needs}, nil
 	}
 	if cp.Values != nil {
 		user, err := ParseObject(cp.Values.Raw)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("values: %w", err)
+			return ComponentValues{}, fmt.Errorf("values: %w", err)
 		}
 		// Nulls stay: they remove the chart's defaults there (Helm's meaning of null).
 		if v, err = MergeKeepNull(v, user); err != nil {
-			return nil, nil, nil, fmt.Errorf("values: %w", err)
+			return ComponentValues{}, fmt.Errorf("values: %w", err)
 		}
 	}
 	if cp.Conf != nil {
 		conf, err := ParseObject(cp.Conf.Raw)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("conf: %w", err)
+			return ComponentValues{}, fmt.Errorf("conf: %w", err)
 		}
 		if v, err = MergeKeepNull(v, map[string]any{"conf": conf}); err != nil {
-			return nil, nil, nil, fmt.Errorf("conf: %w", err)
+			return ComponentValues{}, fmt.Errorf("conf: %w", err)
 		}
 	}
 	// Report the tags as finally rendered (values may have changed them).
-	return v, imageTags(v), drop, nil
+	return ComponentValues{Component: c, Values: v, ImageTags: imageTags(v), drop: drop, Prerequisites: needs}, nil
 }
 
 // imageTags are the images.tags entries of v that are set.

@@ -52,10 +52,7 @@ func decide(o *observation, comp *kupenstackv1.OpenstackComponent, now time.Time
 		if blockedHash {
 			return blocked{reason: kupenstackv1.ReasonInstallFailed, message: st.LastError + " (set the " + kupenstackv1.AnnotationRetry + " annotation to retry)"}
 		}
-		if o.missing != "" {
-			return wait{message: o.missing, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
-		}
-		if why := dependenciesPending(comp, o.components, o.componentsErr, false); why != "" {
+		if why := pendingBeforeAction(o, comp, false); why != "" {
 			return wait{message: why, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
 		}
 		if o.last != nil { // an install that failed: start again from nothing
@@ -66,11 +63,8 @@ func decide(o *observation, comp *kupenstackv1.OpenstackComponent, now time.Time
 		if blockedHash {
 			return blocked{reason: kupenstackv1.ReasonUpgradeFailed, message: st.LastError + " (change the configuration or set the " + kupenstackv1.AnnotationRetry + " annotation to retry)"}
 		}
-		if o.missing != "" {
-			return wait{message: o.missing, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
-		}
 		releaseUpgrade := o.deployed.Labels[labelRelease] != comp.Spec.Release
-		if why := dependenciesPending(comp, o.components, o.componentsErr, releaseUpgrade); why != "" {
+		if why := pendingBeforeAction(o, comp, releaseUpgrade); why != "" {
 			return wait{message: why, requeue: waitingPeriod, phase: kupenstackv1.ComponentPhaseWaiting}
 		}
 		target := int(st.LastGoodRevision)
@@ -155,6 +149,15 @@ func deadlineExceeded(o *observation, comp *kupenstackv1.OpenstackComponent, rel
 // dependenciesPending says what the component waits for before a Helm action, or "". For a
 // release upgrade, every component of an earlier upgrade phase must also run the new release
 // and be ready.
+// pendingBeforeAction says what a Helm action waits for: a missing prerequisite object first
+// (its pods would hang on it), then the dependencies (a release upgrade: the earlier phases).
+func pendingBeforeAction(o *observation, comp *kupenstackv1.OpenstackComponent, releaseUpgrade bool) string {
+	if o.missing != "" {
+		return o.missing
+	}
+	return dependenciesPending(comp, o.components, o.componentsErr, releaseUpgrade)
+}
+
 func dependenciesPending(comp *kupenstackv1.OpenstackComponent, all []kupenstackv1.OpenstackComponent, listErr error, releaseUpgrade bool) string {
 	if listErr != nil {
 		return "listing components: " + listErr.Error()

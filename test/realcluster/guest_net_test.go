@@ -318,6 +318,9 @@ func killQEMU(t *testing.T, server string) int {
 // pinned to the one the console printed), showing the metadata's hostname, the fixed address and
 // the user data's file; the QEMU process killed on the node, the operator starts the server again
 // and SSH answers at the same floating IP. It returns the floating IP.
+// volumeMarker is what the tenant's guest writes to its volume's first sector.
+const volumeMarker = "kupenstack-volume-marker"
+
 func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) string {
 	t.Helper()
 	hostname := ""
@@ -373,13 +376,17 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 		t.Fatal(err)
 	}
 	start = time.Now()
+	// The attached volume (an RBD image QEMU opens through librbd) is a disk: a marker written
+	// to it must still be there after the hypervisor's process is killed below.
 	out, err := pollSSH(ctx, addr, signer, hostKeysOf(console), nil,
-		"hostname; ip -4 -o addr show dev eth0; cat /root/user-data-ran", 2*time.Minute)
+		"hostname; ip -4 -o addr show dev eth0; cat /root/user-data-ran; "+
+			"echo \"volume $(blockdev --getsize64 /dev/vdb)\"; echo "+volumeMarker+" | dd of=/dev/vdb bs=512 count=1 conv=sync 2>/dev/null; sync",
+		2*time.Minute)
 	if err != nil {
 		t.Fatalf("SSH to %s after the security group allowed port 22: %v", addr, err)
 	}
 	t.Logf("tenant: SSH to %s answered %s after the rule was added: %q", addr, time.Since(start).Round(time.Second), out)
-	for _, want := range []string{hostname, " " + fixedIP + "/24 ", "user data ran on " + hostname} {
+	for _, want := range []string{hostname, " " + fixedIP + "/24 ", "user data ran on " + hostname, "volume 1073741824"} {
 		if hostname == "" || !strings.Contains(out, want) {
 			t.Errorf("SSH session on the guest: %q lacks %q", out, want)
 		}
@@ -397,6 +404,9 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 		t.Fatalf("SSH to %s after QEMU (pid %d) was killed: %q %v; VM %+v %s", addr, pid, out, err, got.Status.Resource, conditionsOf(&got))
 	}
 	t.Logf("tenant: QEMU killed to SSH answering again at %s: %s", addr, time.Since(start).Round(time.Second))
+	if out, err := guestSSH(ctx, addr, signer, []ssh.PublicKey{seen}, nil, "dd if=/dev/vdb bs=512 count=1 2>/dev/null | head -n 1"); err != nil || out != volumeMarker {
+		t.Errorf("the volume after the restart: %q %v, want the marker %q written before", out, err, volumeMarker)
+	}
 	var healed kupenstackv1.VirtualMachine
 	if err := cl.Get(ctx, client.ObjectKeyFromObject(vm), &healed); err != nil {
 		t.Fatal(err)

@@ -85,6 +85,8 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		&kupenstackv1.Port{ObjectMeta: inNS("vm-port"), Spec: kupenstackv1.PortSpec{NetworkRef: "net", SecurityGroupRefs: []string{"web"}}},
 		&kupenstackv1.FloatingIP{ObjectMeta: inNS("vm-ip"), Spec: kupenstackv1.FloatingIPSpec{ProviderNetworkRef: externalNetwork, PortRef: "vm-port"}},
 		&kupenstackv1.KeyPair{ObjectMeta: inNS("key"), Spec: kupenstackv1.KeyPairSpec{PublicKey: authorizedKey}},
+		// On the cloud's Ceph: the guest writes to it and reads it back after its QEMU is killed.
+		&kupenstackv1.Volume{ObjectMeta: inNS("data"), Spec: kupenstackv1.VolumeSpec{SizeGiB: 1}},
 		&corev1.Secret{ObjectMeta: inNS("user-data"), StringData: map[string]string{"script": "#!/bin/sh\n" +
 			"echo \"user data ran on $(hostname)\" | tee /root/user-data-ran\n"}},
 	}
@@ -92,6 +94,7 @@ func tenantOnCloud(ctx context.Context, t *testing.T, c *cluster, cl client.Clie
 		FlavorRef: flavor.Name, ImageRef: "guest", KeyPairRef: "key",
 		UserData:      &kupenstackv1.SecretKeyRef{Name: "user-data", Key: "script"},
 		Networks:      []kupenstackv1.VirtualMachineNIC{{PortRef: "vm-port"}},
+		Volumes:       []kupenstackv1.VirtualMachineVolume{{VolumeRef: "data"}},
 		RestartPolicy: kupenstackv1.RestartPolicyAlways,
 	}}
 	objects = slices.Concat(objects, farNetworkObjects(ns))

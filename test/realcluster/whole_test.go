@@ -22,9 +22,10 @@ import (
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
-// wholeCloudImages are the images the whole 2025.1 cloud runs (no cinder yet: TestCinderOnCeph).
+// wholeCloudImages are the images the whole 2025.1 cloud runs, cinder on the test's Ceph included.
 var wholeCloudImages = []string{"kupenstack", "kubernetes-entrypoint", "openstack-client", "mariadb", "rabbitmq",
-	"memcached", "keystone", "glance", "placement", "nova", "neutron", "openvswitch", "libvirt", "horizon"}
+	"memcached", "keystone", "glance", "placement", "nova", "neutron", "openvswitch", "libvirt", "horizon",
+	"cinder", "ceph"}
 
 // TestWholeCloud: the operator, running as its chart's pod, deploys the whole cloud of
 // config/samples/lcm/one-node.yaml (every required component and horizon, from the real
@@ -55,6 +56,13 @@ func TestWholeCloud(t *testing.T) {
 	// The tenant's image comes from a pod: its Service address is a testing range, not public.
 	cl, hc, profile, cfg := prepareWholeCloud(ctx, t, c, chartsDir,
 		withValues(lcmOn, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
+	// Volumes: cinder on a one-node Ceph the test brings, as an admin brings theirs.
+	startCeph(ctx, t, c, releaseImages(t, c.root).Images["ceph"])
+	profile.Spec.Ceph = &kupenstackv1.CephClient{PoolReplicas: 1}
+	if err := cl.Update(ctx, profile); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spec.OptionalComponents = append(cfg.Spec.OptionalComponents, "cinder")
 	start := time.Now()
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -98,7 +106,7 @@ func TestWholeCloud(t *testing.T) {
 			healthy = append(healthy, s.Name)
 		}
 	}
-	for _, s := range []string{"keystone", "glance", "placement", "nova", "neutron"} {
+	for _, s := range []string{"keystone", "glance", "placement", "nova", "neutron", "cinder"} {
 		if !slices.Contains(healthy, s) {
 			t.Errorf("service %s not reported healthy", s)
 		}

@@ -312,15 +312,15 @@ func killQEMU(t *testing.T, server string) int {
 	return 0
 }
 
+// volumeMarker is what the tenant's guest writes to its volume's first sector.
+const volumeMarker = "kupenstack-volume-marker"
+
 // guestFromOutside checks the tenant's VM from outside the cloud, through its floating IP on
 // the external network: the web page answers (DNAT through the router); SSH is dropped while the
 // security group lacks port 22 and logs in with the KeyPair's key once the rule is added (host key
 // pinned to the one the console printed), showing the metadata's hostname, the fixed address and
 // the user data's file; the QEMU process killed on the node, the operator starts the server again
 // and SSH answers at the same floating IP. It returns the floating IP.
-// volumeMarker is what the tenant's guest writes to its volume's first sector.
-const volumeMarker = "kupenstack-volume-marker"
-
 func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.Client, vm *kupenstackv1.VirtualMachine, fixedIP string, console []string, signer ssh.Signer) string {
 	t.Helper()
 	hostname := ""
@@ -380,7 +380,7 @@ func guestFromOutside(ctx context.Context, t *testing.T, c *cluster, cl client.C
 	// to it must still be there after the hypervisor's process is killed below.
 	out, err := pollSSH(ctx, addr, signer, hostKeysOf(console), nil,
 		"hostname; ip -4 -o addr show dev eth0; cat /root/user-data-ran; "+
-			"echo \"volume $(blockdev --getsize64 /dev/vdb)\"; echo "+volumeMarker+" | dd of=/dev/vdb bs=512 count=1 conv=sync 2>/dev/null; sync",
+			"for i in $(seq 60); do [ -b /dev/vdb ] && break; sleep 1; done; echo \"volume $(blockdev --getsize64 /dev/vdb)\"; echo "+volumeMarker+" | dd of=/dev/vdb bs=512 count=1 conv=sync 2>/dev/null; sync",
 		2*time.Minute)
 	if err != nil {
 		t.Fatalf("SSH to %s after the security group allowed port 22: %v", addr, err)

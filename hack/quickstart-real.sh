@@ -10,11 +10,12 @@
 # OpenStack-Helm charts (OSH_CHARTS) and the test guest's disk (hack/guest-image.sh), the operator
 # from its own chart (charts/kupenstack) with the life-cycle on. Then the operator deploys the whole
 # cloud of config/samples/lcm/one-node.yaml (mariadb, rabbitmq, memcached, keystone, glance,
-# placement, nova with libvirt/QEMU, neutron with Open vSwitch's userspace datapath, horizon), the
+# placement, nova with libvirt/QEMU, neutron with Open vSwitch's userspace datapath, horizon, and
+# cinder on a one-node Ceph that runs in a pod, as an admin's own Ceph would), the
 # cloud's admin declares the external network "public" (198.51.100.0/24 on the host's br-ex) as
 # a ProviderNetwork (config/samples/day-one/10-external-network.yaml), and
 # the demo tenant (config/samples/quickstart/real-tenant.yaml) gets its project, image, network,
-# router, security group, key pair, floating IP and a VM that boots. Every step is idempotent: a
+# router, security group, key pair, floating IP, a volume and a VM that boots with it attached. Every step is idempotent: a
 # second `up` checks and resumes. A failing step is named with its log.
 #
 # `down` stops the cluster (every pod, the cloud with it), removes the host address and the
@@ -44,11 +45,16 @@ OPERATOR_NS=kupenstack-system
 FILES_NS=kupenstack-files
 FILES_URL=http://files.$FILES_NS.svc.cluster.local
 TENANT=demo
-# What the cloud runs (no cinder yet: on this kernel only Ceph can back it, see TestCinderOnCeph), the operator
-# and the file server (the openstack-client image's python3).
+# What the cloud runs (cinder's volumes on a one-node Ceph in a pod: the ceph image), the operator and the
+# file server (the openstack-client image's python3).
 IMAGES=(kupenstack kubernetes-entrypoint openstack-client mariadb rabbitmq memcached keystone glance
-  placement nova neutron openvswitch libvirt horizon)
+  placement nova neutron openvswitch libvirt horizon cinder ceph)
 CLIENT_IMAGE=kupenstack.local/openstack/openstack-client:$RELEASE-trixie
+CEPH_IMAGE=kupenstack.local/openstack/ceph:$RELEASE-trixie
+# The Ceph the cloud's volumes live on, as an admin brings one: KupenStack only reads its client
+# configuration, in the cloud's namespace.
+CEPH_NS=kupenstack-ceph
+CLOUD_NS=openstack
 # The admin's external network: a testing range (RFC 5737) whose gateway is the host's br-ex, the
 # bridge the profile maps the physical network "external" to.
 EXT_BRIDGE=br-ex
@@ -140,13 +146,67 @@ operator() {
     --set lcm=on --set validationPeriod=30s --set-json 'extraArgs=["--image-source-allowed-cidrs=198.18.0.0/15"]'
 }
 
+# le32 N: N's four bytes, little endian.
+le32() { printf "$(printf '\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"; }
+
+# cephx_key: a new cephx secret, as ceph-authtool --gen-print-key prints it: base64 of the key's
+# type (1, AES), its creation time (seconds, nanoseconds), its length and 16 random bytes.
+cephx_key() {
+  { printf '\001\000'; le32 "$(date +%s)"; le32 0; printf '\020\000'; head -c 16 /dev/urandom; } | base64 -w 0
+}
+
+# ceph: a one-node Ceph (monitor, manager, one BlueStore OSD on a 10 GiB sparse file in an
+# emptyDir: a demo, its data goes with the pod) at its pod's address, since pods here reach no
+# address of the node and the node (QEMU) reaches pods; then its client configuration under the
+# charts' names, the ConfigMap ceph-etc and the Secret pvc-ceph-client-key, in the cloud's
+# namespace. The key goes from Secret to Secret through files, never on a command line.
+ceph() {
+  local ns ip
+  for ns in "$CEPH_NS" "$CLOUD_NS"; do kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f -; done
+  kubectl -n "$CEPH_NS" get secret ceph-admin >/dev/null 2>&1 ||
+    kubectl -n "$CEPH_NS" create secret generic ceph-admin --from-file=key=<(cephx_key)
+  kubectl apply -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: ceph, namespace: $CEPH_NS, labels: {app: ceph}}
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: ceph
+    image: $CEPH_IMAGE
+    imagePullPolicy: Never
+    command: [kupenstack-ceph-one-node]
+    env:
+    - {name: CEPH_PUBLIC_ADDR, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+    - {name: CEPH_ADMIN_KEY_FILE, value: /etc/ceph-admin/key}
+    - {name: CEPH_OSD_BYTES, value: "10737418240"}
+    readinessProbe: {exec: {command: [test, -e, /run/ceph/kupenstack-ready]}, periodSeconds: 2}
+    volumeMounts:
+    - {name: state, mountPath: /var/lib/ceph}
+    - {name: admin, mountPath: /etc/ceph-admin, readOnly: true}
+  volumes:
+  - {name: state, emptyDir: {}}
+  - {name: admin, secret: {secretName: ceph-admin}}
+EOF
+  kubectl -n "$CEPH_NS" wait --for condition=Ready --timeout 5m pod/ceph
+  ip=$(kubectl -n "$CEPH_NS" get pod ceph -o jsonpath='{.status.podIP}')
+  # Ceph's parser refuses a last line without its newline.
+  kubectl -n "$CLOUD_NS" create configmap ceph-etc --from-file=ceph.conf=<(printf '[global]\nmon_host = [v2:%s:3300]\n' "$ip") \
+    --dry-run=client -o yaml | kubectl apply -f -
+  kubectl -n "$CLOUD_NS" create secret generic pvc-ceph-client-key \
+    --from-file=key=<(kubectl -n "$CEPH_NS" get secret ceph-admin -o jsonpath='{.data.key}' | base64 -d) \
+    --dry-run=client -o yaml | kubectl apply -f -
+  echo "Ceph ready at $ip:3300; its client configuration in namespace $CLOUD_NS"
+}
+
 node_name() { kubectl get nodes -o jsonpath='{.items[0].metadata.name}'; }
 
-# cloud: the one-node sample with the images of the release, the node's name and the file
-# server's charts; Ready once every component is.
+# cloud: the one-node sample with the images of the release, the node's name, the file server's
+# charts, and cinder on the Ceph above (one copy of each object: one OSD); Ready once every
+# component is.
 cloud() {
   (cd "$ROOT" && go run ./hack/cloudsample -release "$RELEASE" -node "$(node_name)" \
-    -namespace "$OPERATOR_NS" -charts "$FILES_URL/charts/" config/samples/lcm/one-node.yaml) >"$STATE/cloud.yaml"
+    -namespace "$OPERATOR_NS" -charts "$FILES_URL/charts/" -ceph-pool-replicas 1 config/samples/lcm/one-node.yaml) >"$STATE/cloud.yaml"
   kubectl apply --server-side -f "$STATE/cloud.yaml"
   kubectl wait --for condition=Ready --timeout "$WAIT_TIMEOUT" ksconfig --all
   kubectl get ksconfig,osnode,oscomp
@@ -179,7 +239,7 @@ tenant() {
   kubectl wait --for condition=Ready --timeout 3m project/$TENANT
   local kind
   for kind in flavors; do kubectl wait --for condition=Ready --timeout "$TENANT_TIMEOUT" "$kind" --all; done
-  for kind in images networks subnets routers securitygroups ports floatingips keypairs virtualmachines; do
+  for kind in images networks subnets routers securitygroups ports floatingips keypairs volumes virtualmachines; do
     kubectl -n $TENANT wait --for condition=Ready --timeout "$TENANT_TIMEOUT" "$kind" --all
   done
   kubectl -n $TENANT get openstack
@@ -204,10 +264,11 @@ up() {
   step "the test guest's disk (hack/guest-image.sh)" "$LOGS/guest.log" guest
   step "file server: OpenStack-Helm charts and the guest's disk" "$LOGS/files.log" files
   step "operator from charts/kupenstack, life-cycle on" "$LOGS/operator.log" operator
+  step "a one-node Ceph for cinder's volumes, its client configuration in namespace $CLOUD_NS" "$LOGS/ceph.log" ceph
   step "the cloud, deployed by the operator (config/samples/lcm/one-node.yaml; 15-25 min)" "$LOGS/cloud.log" cloud
   step "admin: external network public ($EXT_CIDR on $EXT_BRIDGE)" "$LOGS/external.log" external
   step "an SSH key for the demo's KeyPair ($STATE/id_ed25519)" "$LOGS/tenant.log" key
-  step "tenant $TENANT: project, image, network, router, security group, key pair, floating IP, VM, all Ready (config/samples/quickstart/real-tenant.yaml)" "$LOGS/tenant.log" tenant
+  step "tenant $TENANT: project, image, network, router, security group, key pair, floating IP, volume, VM, all Ready (config/samples/quickstart/real-tenant.yaml)" "$LOGS/tenant.log" tenant
   step "the VM answers HTTP at its floating IP" "$LOGS/tenant.log" guest_up
   echo
   kubectl get ksconfig,oscomp
@@ -218,12 +279,14 @@ up() {
 
 Real: a one-node Kubernetes cluster running pods on this machine, an OpenStack $RELEASE cloud that
 KupenStack deployed into it from the OpenStack-Helm charts (images built from Debian packages),
-and a VM booted by nova on libvirt/QEMU in namespace $TENANT's project.
+and a VM booted by nova on libvirt/QEMU in namespace $TENANT's project, with a volume from cinder
+on Ceph attached.
 
 Try next:
   export KUBECONFIG=$KC        # kubectl: $TOOLS/kubectl
   curl http://$fip/                                  # the VM's web server (its hostname)
   ssh -i $STATE/id_ed25519 -o StrictHostKeyChecking=no root@$fip cat /root/motd
+  ssh -i $STATE/id_ed25519 -o StrictHostKeyChecking=no root@$fip blockdev --getsize64 /dev/vdb   # the volume
   kubectl -n $TENANT get vm web-0 -o yaml            # status: server ID, host, addresses, conditions
   kubectl get oscomp                                 # the cloud's components and their Helm releases
   kubectl get ksconfig kupenstack -o jsonpath='{.status.services}'   # the validation agent's report

@@ -2,7 +2,7 @@
 // a node whose containerd holds the release's images (hack/images.sh), with the charts of a
 // repository URL or of a directory of the operator's pod: what the real quickstart applies.
 //
-//	go run ./hack/cloudsample -node NODE [-release 2025.1] [-namespace NS] [-images DIR] -charts URL|DIR SAMPLE.yaml
+//	go run ./hack/cloudsample -node NODE [-release 2025.1] [-namespace NS] [-images DIR] [-ceph-pool-replicas N] -charts URL|DIR SAMPLE.yaml
 package main
 
 import (
@@ -31,6 +31,7 @@ func run(args []string) error {
 	namespace := fs.String("namespace", "kupenstack-system", "the operator's namespace, where the profile goes")
 	imagesDir := fs.String("images", "images", "the image recipes and release files (run from the repository's root)")
 	charts := fs.String("charts", "", "a chart repository's URL, or a directory of the operator's pod (charts.localPath)")
+	cephPoolReplicas := fs.Int("ceph-pool-replicas", 0, "above 0: cinder too, its volumes on the Ceph whose client configuration the cloud's namespace holds (spec.ceph), with this many copies")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,6 +60,12 @@ func run(args []string) error {
 	}
 	if err := s.UseImages(rel, *namespace, *node, source); err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	if *cephPoolReplicas < 0 || *cephPoolReplicas > 10 {
+		return fmt.Errorf("-ceph-pool-replicas %d: want 1 to 10 (spec.ceph.poolReplicas), or 0 for no cinder", *cephPoolReplicas)
+	}
+	if *cephPoolReplicas > 0 {
+		s.UseCeph(int32(*cephPoolReplicas))
 	}
 	out, err := s.YAML()
 	if err != nil {

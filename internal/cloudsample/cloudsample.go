@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,6 +86,16 @@ func (s *Sample) UseImages(rel *imagebuild.Release, namespace, node string, char
 	cfg.Spec.Charts = charts
 	cfg.Spec.Nodes[0].Name = node
 	return nil
+}
+
+// UseCeph adds cinder to the cloud, its volumes on the Ceph cluster whose client configuration
+// the cloud's namespace holds under the charts' names (spec.ceph's defaults), with poolReplicas
+// copies of each object.
+func (s *Sample) UseCeph(poolReplicas int32) {
+	s.Profile.Spec.Ceph = &kupenstackv1.CephClient{PoolReplicas: poolReplicas}
+	if cfg := &s.Configuration.Spec; !slices.Contains(cfg.OptionalComponents, "cinder") {
+		cfg.OptionalComponents = append(cfg.OptionalComponents, "cinder")
+	}
 }
 
 // YAML writes the sample as two documents, ready for kubectl apply.

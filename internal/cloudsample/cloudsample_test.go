@@ -3,6 +3,7 @@ package cloudsample
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +84,35 @@ func TestCloudSampleRejects(t *testing.T) {
 				t.Errorf("err %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// UseCeph asks for cinder once, however often it is called, keeps the other optional components,
+// and the profile's spec.ceph survives the YAML the quickstart applies.
+func TestUseCeph(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "lcm", "one-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := slices.Clone(s.Configuration.Spec.OptionalComponents)
+	s.UseCeph(1)
+	s.UseCeph(1)
+	out, err := s.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got, want := again.Configuration.Spec.OptionalComponents, append(before, "cinder"); !slices.Equal(got, want) {
+		t.Errorf("optional components %v, want %v", got, want)
+	}
+	if c := again.Profile.Spec.Ceph; c == nil || c.PoolReplicas != 1 {
+		t.Errorf("profile's ceph %+v, want poolReplicas 1", c)
 	}
 }

@@ -242,6 +242,10 @@ tenant() {
   for kind in images networks subnets routers securitygroups ports floatingips keypairs volumes virtualmachines; do
     kubectl -n $TENANT wait --for condition=Ready --timeout "$TENANT_TIMEOUT" "$kind" --all
   done
+  # The operator attaches the volume once the server is ACTIVE, so the VM's wait above may pass
+  # just before: wait for the attachment, then for the VM again.
+  kubectl -n $TENANT wait --for jsonpath='{.status.resource.status}'=in-use --timeout "$TENANT_TIMEOUT" volume/data
+  kubectl -n $TENANT wait --for condition=Ready --timeout "$TENANT_TIMEOUT" virtualmachines --all
   kubectl -n $TENANT get openstack
 }
 

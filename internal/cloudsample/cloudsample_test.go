@@ -18,14 +18,7 @@ import (
 // the same objects (what the quickstart applies is what the test deploys).
 func TestOneNodeSampleUsesTheReleaseImages(t *testing.T) {
 	root := filepath.Join("..", "..")
-	data, err := os.ReadFile(filepath.Join(root, "config", "samples", "lcm", "one-node.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := oneNodeSample(t)
 	recipes, err := imagebuild.LoadRecipes(filepath.Join(root, "images"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,14 +31,7 @@ func TestOneNodeSampleUsesTheReleaseImages(t *testing.T) {
 	if err := s.UseImages(rel, "kupenstack-system", "node-a", charts); err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := Parse(out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	again := roundTrip(t, s)
 	p, cfg := again.Profile, again.Configuration
 	if p.Namespace != "kupenstack-system" || p.Spec.ImagePullPolicy != corev1.PullNever {
 		t.Errorf("profile %s/%s pull policy %q", p.Namespace, p.Name, p.Spec.ImagePullPolicy)
@@ -90,6 +76,22 @@ func TestCloudSampleRejects(t *testing.T) {
 // UseCeph asks for cinder once, however often it is called, keeps the other optional components,
 // and the profile's spec.ceph survives the YAML the quickstart applies.
 func TestUseCeph(t *testing.T) {
+	s := oneNodeSample(t)
+	before := slices.Clone(s.Configuration.Spec.OptionalComponents)
+	s.UseCeph(1)
+	s.UseCeph(1)
+	again := roundTrip(t, s)
+	if got, want := again.Configuration.Spec.OptionalComponents, append(before, "cinder"); !slices.Equal(got, want) {
+		t.Errorf("optional components %v, want %v", got, want)
+	}
+	if c := again.Profile.Spec.Ceph; c == nil || c.PoolReplicas != 1 {
+		t.Errorf("profile's ceph %+v, want poolReplicas 1", c)
+	}
+}
+
+// oneNodeSample parses the shipped config/samples/lcm/one-node.yaml.
+func oneNodeSample(t *testing.T) *Sample {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "lcm", "one-node.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +100,12 @@ func TestUseCeph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := slices.Clone(s.Configuration.Spec.OptionalComponents)
-	s.UseCeph(1)
-	s.UseCeph(1)
+	return s
+}
+
+// roundTrip parses what s writes: what the quickstart applies.
+func roundTrip(t *testing.T, s *Sample) *Sample {
+	t.Helper()
 	out, err := s.YAML()
 	if err != nil {
 		t.Fatal(err)
@@ -109,10 +114,5 @@ func TestUseCeph(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if got, want := again.Configuration.Spec.OptionalComponents, append(before, "cinder"); !slices.Equal(got, want) {
-		t.Errorf("optional components %v, want %v", got, want)
-	}
-	if c := again.Profile.Spec.Ceph; c == nil || c.PoolReplicas != 1 {
-		t.Errorf("profile's ceph %+v, want poolReplicas 1", c)
-	}
+	return again
 }

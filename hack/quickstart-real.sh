@@ -159,12 +159,20 @@ cephx_key() {
 # emptyDir: a demo, its data goes with the pod) at its pod's address, since pods here reach no
 # address of the node and the node (QEMU) reaches pods; then its client configuration under the
 # charts' names, the ConfigMap ceph-etc and the Secret pvc-ceph-client-key, in the cloud's
-# namespace. The key goes from Secret to Secret through files, never on a command line.
+# namespace. The key goes from Secret to Secret through a shell variable and files, never on a
+# command line, and is applied server-side (no last-applied annotation holding a copy). A Ceph
+# pod deleted and made again is a new, empty Ceph: cinder's pool and user are gone with the old
+# one, so run `make quickstart-down` and `make quickstart` again.
 ceph() {
-  local ns ip
+  local ns ip key
   for ns in "$CEPH_NS" "$CLOUD_NS"; do kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f -; done
-  kubectl -n "$CEPH_NS" get secret ceph-admin >/dev/null 2>&1 ||
-    kubectl -n "$CEPH_NS" create secret generic ceph-admin --from-file=key=<(cephx_key)
+  if ! kubectl -n "$CEPH_NS" get secret ceph-admin >/dev/null 2>&1; then
+    key=$(cephx_key)
+    [[ ${#key} -eq 40 ]] || { echo "a cephx key of ${#key} characters, want 40"; return 1; }
+    kubectl -n "$CEPH_NS" create secret generic ceph-admin --from-file=key=<(printf %s "$key")
+  fi
+  # A new namespace's pods are refused until its default ServiceAccount exists.
+  wait_until 60 kubectl -n "$CEPH_NS" get serviceaccount default
   kubectl apply -f - <<EOF
 apiVersion: v1
 kind: Pod
@@ -191,11 +199,13 @@ EOF
   kubectl -n "$CEPH_NS" wait --for condition=Ready --timeout 5m pod/ceph
   ip=$(kubectl -n "$CEPH_NS" get pod ceph -o jsonpath='{.status.podIP}')
   # Ceph's parser refuses a last line without its newline.
+  [[ -n $ip ]] || { echo "pod $CEPH_NS/ceph has no address"; return 1; }
   kubectl -n "$CLOUD_NS" create configmap ceph-etc --from-file=ceph.conf=<(printf '[global]\nmon_host = [v2:%s:3300]\n' "$ip") \
-    --dry-run=client -o yaml | kubectl apply -f -
-  kubectl -n "$CLOUD_NS" create secret generic pvc-ceph-client-key \
-    --from-file=key=<(kubectl -n "$CEPH_NS" get secret ceph-admin -o jsonpath='{.data.key}' | base64 -d) \
-    --dry-run=client -o yaml | kubectl apply -f -
+    --dry-run=client -o yaml | kubectl apply --server-side -f -
+  key=$(kubectl -n "$CEPH_NS" get secret ceph-admin -o jsonpath='{.data.key}' | base64 -d)
+  [[ ${#key} -eq 40 ]] || { echo "secret $CEPH_NS/ceph-admin holds a key of ${#key} characters, want 40"; return 1; }
+  kubectl -n "$CLOUD_NS" create secret generic pvc-ceph-client-key --from-file=key=<(printf %s "$key") \
+    --dry-run=client -o yaml | kubectl apply --server-side -f -
   echo "Ceph ready at $ip:3300; its client configuration in namespace $CLOUD_NS"
 }
 

@@ -29,8 +29,9 @@ var wholeCloudImages = []string{"kupenstack", "kubernetes-entrypoint", "openstac
 
 // TestWholeCloud: the operator, running as its chart's pod, deploys the whole cloud of
 // config/samples/lcm/one-node.yaml (every required component and horizon, from the real
-// 2025.1.0 charts, Open vSwitch on its userspace datapath, nova-compute on libvirt/QEMU) with the
-// project's Debian-built images onto the real node. Every component becomes Ready, the
+// 2025.1.0 charts, Open vSwitch on its userspace datapath, nova-compute on libvirt/QEMU) plus
+// cinder on a one-node Ceph the test starts first, with the project's Debian-built images onto
+// the real node. Every component becomes Ready, the
 // validation agent reports every deployed service healthy, a pod gets a token with the published
 // clouds.yaml; deleting the configuration removes everything, and `down` leaves the host as
 // `up` found it.

@@ -146,9 +146,6 @@ func deadlineExceeded(o *observation, comp *kupenstackv1.OpenstackComponent, rel
 		phase: kupenstackv1.ComponentPhaseDeploying, requeue: deployingPeriod}
 }
 
-// dependenciesPending says what the component waits for before a Helm action, or "". For a
-// release upgrade, every component of an earlier upgrade phase must also run the new release
-// and be ready.
 // pendingBeforeAction says what a Helm action waits for: a missing prerequisite object first
 // (its pods would hang on it), then the dependencies (a release upgrade: the earlier phases).
 func pendingBeforeAction(o *observation, comp *kupenstackv1.OpenstackComponent, releaseUpgrade bool) string {
@@ -158,6 +155,9 @@ func pendingBeforeAction(o *observation, comp *kupenstackv1.OpenstackComponent, 
 	return dependenciesPending(comp, o.components, o.componentsErr, releaseUpgrade)
 }
 
+// dependenciesPending says what the component waits for before a Helm action, or "". For a
+// release upgrade, every component of an earlier upgrade phase must also run the new release
+// and be ready.
 func dependenciesPending(comp *kupenstackv1.OpenstackComponent, all []kupenstackv1.OpenstackComponent, listErr error, releaseUpgrade bool) string {
 	if listErr != nil {
 		return "listing components: " + listErr.Error()

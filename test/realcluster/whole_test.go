@@ -59,11 +59,11 @@ func TestWholeCloud(t *testing.T) {
 		withValues(lcmOn, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
 	// Volumes: cinder on a one-node Ceph the test brings, as an admin brings theirs.
 	startCeph(ctx, t, c, releaseImages(t, c.root).Images["ceph"])
-	profile.Spec.Ceph = &kupenstackv1.CephClient{PoolReplicas: 1}
+	// What the quickstart's `cloudsample -ceph-pool-replicas 1` does to the same sample.
+	(&cloudsample.Sample{Profile: profile, Configuration: cfg}).UseCeph(1)
 	if err := cl.Update(ctx, profile); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Spec.OptionalComponents = append(cfg.Spec.OptionalComponents, "cinder")
 	start := time.Now()
 	if err := cl.Create(ctx, cfg); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
@@ -59,6 +61,7 @@ func TestRealChartsOnCeph(t *testing.T) {
 				t.Errorf("cinder-storage-init Job %v (want true), cinder-backup Deployment %v (want false)", storageInit, backup)
 			}
 			replication := ""
+			var volumeCaps *corev1.Capabilities
 			for where, ctr := range containers(t, cinder) {
 				// The chart names the container after the backend.
 				if where == "Job cinder-storage-init/cinder-storage-init-rbd1" {
@@ -70,6 +73,22 @@ func TestRealChartsOnCeph(t *testing.T) {
 				}
 				if sc := ctr.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
 					t.Errorf("%s is privileged", where)
+				}
+				if where == "Deployment cinder-volume/cinder-volume" {
+					volumeCaps = ctr.SecurityContext.Capabilities
+				}
+			}
+			// Every capability of cinder's privsep context (cinder/privsep/__init__.py): its
+			// daemon fails to start without one, and volumes from an image with it.
+			var added []string
+			if volumeCaps != nil {
+				for _, c := range volumeCaps.Add {
+					added = append(added, string(c))
+				}
+			}
+			for _, c := range []string{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "NET_ADMIN", "SYS_ADMIN"} {
+				if !slices.Contains(added, c) {
+					t.Errorf("cinder-volume's capabilities add %v, missing %s", added, c)
 				}
 			}
 			if replication != "1" {

@@ -60,6 +60,14 @@ func onCeph(v map[string]any, c Component, ceph *kupenstackv1.CephClient) []Prer
 		// librbd needs no device of the node: the 2025.2.0 charts on make cinder-volume
 		// privileged by default, for iSCSI.
 		set(v, false, "pod", "security_context", "cinder_volume", "container", "cinder_volume", "privileged")
+		// Unprivileged, the container's bounding set must still hold every capability of
+		// cinder's privsep context: its daemon (sudo, rootwrap, privsep-helper) keeps exactly
+		// those and fails to start ("FailedToDropPrivileges") if one is missing, which breaks
+		// volumes made from an image (the format check runs there). The chart adds SYS_ADMIN
+		// alone and containerd's defaults hold CHOWN, DAC_OVERRIDE and FOWNER, not
+		// DAC_READ_SEARCH or NET_ADMIN.
+		set(v, []any{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "NET_ADMIN", "SYS_ADMIN"},
+			"pod", "security_context", "cinder_volume", "container", "cinder_volume", "capabilities", "add")
 		for _, m := range []string{"deployment_backup", "job_backup_storage_init", "pvc_backup"} {
 			set(v, false, "manifests", m)
 		}

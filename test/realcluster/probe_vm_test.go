@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -118,9 +119,15 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 	defer cancel()
 	v.cycles++
 	start := time.Now()
-	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: fmt.Sprintf("probe-vm-%d", v.cycles),
+	name := fmt.Sprintf("probe-vm-%d", v.cycles)
+	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: name,
 		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
 	if err != nil {
+		// A create whose answer was lost (a timeout, an API restarted under it) may still have
+		// made the server: found by its name and deleted, so that no cycle leaves one behind.
+		if leftover := v.deleteByName(name); leftover != nil {
+			return fmt.Errorf("server create: %w (and %v)", err, leftover)
+		}
 		return fmt.Errorf("server create: %w", err)
 	}
 	var state string
@@ -136,27 +143,63 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 		}
 		return s.Status == "ACTIVE", nil
 	})
-	// Deleted in any case, with time of its own: a cycle that failed must not leave a server.
-	delCtx, delCancel := context.WithTimeout(context.Background(), vmCycleWithin)
-	defer delCancel()
+	// Deleted in any case: a cycle that failed must not leave a server.
+	gone := v.deleteAndWait(server.ID)
+	switch {
+	case active != nil:
+		return fmt.Errorf("server not ACTIVE (last seen %s): %w", state, active)
+	case gone != nil:
+		return gone
+	}
+	v.took = append(v.took, time.Since(start))
+	return nil
+}
+
+// deleteAndWait deletes the server and waits until Nova no longer has it, on a deadline of its
+// own (vmCycleWithin): the cycle's may be spent.
+func (v *vmLoop) deleteAndWait(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), vmCycleWithin)
+	defer cancel()
 	deleted := false
-	gone := wait.PollUntilContextCancel(delCtx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		if !deleted {
-			err := servers.Delete(ctx, v.nova, server.ID).ExtractErr()
+			err := servers.Delete(ctx, v.nova, id).ExtractErr()
 			if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 				return false, nil // asked again at the next tick
 			}
 			deleted = true
 		}
-		_, err := servers.Get(ctx, v.nova, server.ID).Extract()
+		_, err := servers.Get(ctx, v.nova, id).Extract()
 		return gophercloud.ResponseCodeIs(err, http.StatusNotFound), nil
 	})
-	switch {
-	case active != nil:
-		return fmt.Errorf("server not ACTIVE (last seen %s): %w", state, active)
-	case gone != nil:
-		return fmt.Errorf("server %s not deleted: %w", server.ID, gone)
+	if err != nil {
+		return fmt.Errorf("server %s not deleted: %w", id, err)
 	}
-	v.took = append(v.took, time.Since(start))
+	return nil
+}
+
+// deleteByName deletes every server named name (Nova's name filter is a regular expression,
+// anchored here), waiting for each to go. The list is retried until the deadline: the API that
+// lost the create's answer may not answer at once either.
+func (v *vmLoop) deleteByName(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), vmCycleWithin)
+	defer cancel()
+	var found []servers.Server
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		pages, err := servers.List(v.nova, servers.ListOpts{Name: "^" + regexp.QuoteMeta(name) + "$"}).AllPages(ctx)
+		if err != nil {
+			return false, nil
+		}
+		found, err = servers.ExtractServers(pages)
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing servers named %s: %w", name, err)
+	}
+	for _, s := range found {
+		if err := v.deleteAndWait(s.ID); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -9,14 +9,9 @@ import (
 // on the real cluster (test/realcluster, e2eOnCloud) and leaves out of its run against the
 // all-in-one (LeaveToRealCloudEnv). The rest need what that cloud does not serve yet; the README
 // ("The whole cloud", "The resource suite") lists them with the reasons:
-//   - volumes created from an image (TestVolumeFromImage: cinder-volume's privsep daemon fails to
-//     start in the unprivileged cinder-volume of the Ceph backend, "FailedToDropPrivileges"), a
-//     VM stopped with its volume detached (TestVirtualMachineLifecycle: its guest boots nothing,
-//     so Nova's stop waits out the graceful shutdown and the test's 90 s wait ends first); the
-//     cases written with the all-in-one's external network and images (TestRouterInterfacesAndGateway, TestImportKinds,
-//     TestImageImportPublic, TestSamples, TestOutOfBandDeletionRepaired), the notification bus
-//     (TestNotificationsWakeTheVM), two compute hosts (TestHostAggregatePlacement), and
-//     TestTokenAndCatalog (it wanted block-storage in the catalog; not tried since cinder joined);
+//   - the cases written with the all-in-one's external network and images (TestRouterInterfacesAndGateway,
+//     TestImportKinds, TestImageImportPublic, TestSamples, TestOutOfBandDeletionRepaired), the
+//     notification bus (TestNotificationsWakeTheVM), two compute hosts (TestHostAggregatePlacement);
 //   - what failed there and is not understood yet: TestCrashBetweenCreateAndStatusWrite (its
 //     VirtualMachine case found no server made before the injected crash, and Keystone timed out
 //     deleting the project while 2 cores ran everything) and TestVirtualMachineSet (a healed
@@ -27,7 +22,8 @@ var OnRealCloud = []string{
 	"TestNamespaceDeletionRemovesEverything", "TestNetworkLifecycle", "TestNetworkImportUnmanaged",
 	"TestPortWaitsForASubnet", "TestPortUpdates", "TestRBACNamespaceIsolation", "TestSecurityGroupRulesAsSet",
 	"TestSubnetDependsOnNetwork", "TestVMWaitsForTheSubnetOfItsNetwork", "TestVirtualMachineRestartPolicyNever",
-	"TestVirtualMachineHealedByChangesList", "TestVolumeLifecycle",
+	"TestVirtualMachineHealedByChangesList", "TestVolumeLifecycle", "TestVolumeFromImage", "TestVirtualMachineLifecycle",
+	"TestTokenAndCatalog",
 }
 
 // RealCloudTests are the tests run on the deployed cloud: OnRealCloud, then the scan of

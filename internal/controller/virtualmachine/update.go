@@ -171,6 +171,17 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 			return cur, err
 		}
 	}
+	// A server to be stopped stops before its volumes change: from a stopped server a detach is
+	// immediate, while a running guest must release the disk first, and one that ignores the
+	// unplug (nothing booted, no hotplug support) holds Nova's detach, and every action on the
+	// server after it, for minutes. The volumes follow once it is SHUTOFF (settled, above).
+	// Starting goes the other way already: volumes first, then the start.
+	if changes.Has(fieldVolumes) && changes.Has(fieldPowerState) && stopping(vm, cur) {
+		if err := syncPower(ctx, sc, vm, cur); err != nil {
+			return cur, err
+		}
+		return cur, generic.WaitFor("stopping the server before its volumes change", resizePoll)
+	}
 	if changes.Has(fieldVolumes) {
 		if err := syncVolumes(ctx, s, sc, vm, cur); err != nil {
 			return cur, err
@@ -241,7 +252,7 @@ func powerAction(vm *kupenstackv1.VirtualMachine, srv *servers.Server) (want kup
 	want = wantPower(vm)
 	requested := want != vm.Status.AppliedPowerState
 	switch {
-	case srv.Status == "ACTIVE" && want == kupenstackv1.PowerStateStopped:
+	case stopping(vm, srv):
 		return want, true
 	case srv.Status == "SHUTOFF" && want == kupenstackv1.PowerStateRunning &&
 		(requested || vm.Spec.RestartPolicy == kupenstackv1.RestartPolicyAlways):
@@ -250,12 +261,17 @@ func powerAction(vm *kupenstackv1.VirtualMachine, srv *servers.Server) (want kup
 	return want, requested
 }
 
+// stopping says whether syncPower would stop the server.
+func stopping(vm *kupenstackv1.VirtualMachine, srv *servers.Server) bool {
+	return srv.Status == "ACTIVE" && wantPower(vm) == kupenstackv1.PowerStateStopped
+}
+
 // syncPower starts or stops the server as powerAction says, and records the state as applied.
 func syncPower(ctx context.Context, sc *gophercloud.ServiceClient, vm *kupenstackv1.VirtualMachine, cur *servers.Server) error {
 	want := wantPower(vm)
 	requested := want != vm.Status.AppliedPowerState
 	switch {
-	case cur.Status == "ACTIVE" && want == kupenstackv1.PowerStateStopped:
+	case stopping(vm, cur):
 		if err := servers.Stop(ctx, sc, cur.ID).ExtractErr(); err != nil {
 			return fmt.Errorf("stopping the server: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
 
@@ -44,25 +45,64 @@ func diffVolumes(d *generic.Diff, s generic.Scope, vm *kupenstackv1.VirtualMachi
 	generic.Set(d, fieldVolumes, want, have)
 }
 
-// syncVolumes attaches the spec's volumes and detaches the others (never the boot volume).
+// syncVolumes attaches the spec's volumes and detaches the others (never the boot volume). A
+// volume Cinder is attaching, detaching or holds reserved is waited for: Nova answers a second
+// attach or detach of it with 400, and on a real hypervisor the first one takes a while.
 func syncVolumes(ctx context.Context, s generic.Scope, sc *gophercloud.ServiceClient, vm *kupenstackv1.VirtualMachine, cur *servers.Server) error {
 	want := map[string]bool{}
 	for _, id := range wantVolumes(s, vm) {
 		want[id] = true
 	}
+	var detach []string
 	for _, id := range attachedVolumes(s, vm, cur) {
 		if want[id] {
 			delete(want, id)
 			continue
+		}
+		detach = append(detach, id)
+	}
+	if len(detach)+len(want) == 0 {
+		return nil
+	}
+	cinder, err := s.Clients.BlockStorage(ctx, s.ProjectID)
+	if err != nil {
+		return err
+	}
+	// busy returns a wait while Cinder is attaching or detaching the volume.
+	busy := func(id string) error {
+		v, err := volumes.Get(ctx, cinder, id).Extract()
+		if err != nil {
+			return fmt.Errorf("reading volume %s: %w", id, err)
+		}
+		if volumeInTransition(v.Status) {
+			return generic.WaitFor(fmt.Sprintf("volume %s is %s", id, v.Status), resizePoll)
+		}
+		return nil
+	}
+	for _, id := range detach {
+		if err := busy(id); err != nil {
+			return err
 		}
 		if err := volumeattach.Delete(ctx, sc, cur.ID, id).ExtractErr(); err != nil {
 			return fmt.Errorf("detaching volume %s: %w", id, err)
 		}
 	}
 	for id := range want {
+		if err := busy(id); err != nil {
+			return err
+		}
 		if _, err := volumeattach.Create(ctx, sc, cur.ID, volumeattach.CreateOpts{VolumeID: id}).Extract(); err != nil {
 			return fmt.Errorf("attaching volume %s: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// volumeInTransition says whether Cinder is attaching or detaching a volume of that status.
+func volumeInTransition(status string) bool {
+	switch status {
+	case "attaching", "detaching", "reserved":
+		return true
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/secgroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -180,6 +181,9 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, vm *kupenstackv1.
 		if err := syncPower(ctx, sc, vm, cur); err != nil {
 			return cur, err
 		}
+		// The engine names no update that waits; the volumes' update, next, has its Event.
+		s.Event(corev1.EventTypeNormal, "Stopping", "Update",
+			fmt.Sprintf("stopping server %s before changing its volumes", cur.ID))
 		return cur, generic.WaitFor("stopping the server before its volumes change", resizePoll)
 	}
 	if changes.Has(fieldVolumes) {

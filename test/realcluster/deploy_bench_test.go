@@ -94,6 +94,22 @@ func TestDeployBench(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Nor MariaDB's cluster state: the chart's start script keeps it in a ConfigMap it makes at
+	// run time (<release>-mariadb-state), which no uninstall removes. Left, it tells the next
+	// server to reboot a cluster whose files are gone, and the server crash-loops on the missing
+	// grastate.dat (the first run of 2026-11-29 stopped there).
+	cms, err := c.cs.CoreV1().ConfigMaps(cloudNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		if strings.HasSuffix(cm.Name, "-mariadb-state") {
+			if err := c.cs.CoreV1().ConfigMaps(cloudNamespace).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+			t.Logf("removed MariaDB's cluster state, ConfigMap %s", cm.Name)
+		}
+	}
 	labelNode(ctx, t, c, node, labels)
 
 	start = time.Now()

@@ -133,6 +133,7 @@ func TestCephClientDefaults(t *testing.T) {
 
 // A configuration that names no chart source gets the official OpenStack-Helm chart repository.
 func TestChartSourceDefault(t *testing.T) {
+	env.Require(t)
 	obj := decodeLCM(t, "KupenstackConfiguration", "kupenstack", "  release: '2026.1'\n  defaultProfile: {name: default, namespace: openstack}\n")
 	if err := env.Client.Create(env.Ctx, obj, client.DryRunAll); err != nil {
 		t.Fatal(err)

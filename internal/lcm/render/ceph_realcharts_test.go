@@ -74,8 +74,8 @@ func TestRealChartsOnCeph(t *testing.T) {
 				if sc := ctr.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
 					t.Errorf("%s is privileged", where)
 				}
-				if where == "Deployment cinder-volume/cinder-volume" {
-					volumeCaps = ctr.SecurityContext.Capabilities
+				if sc := ctr.SecurityContext; where == "Deployment cinder-volume/cinder-volume" && sc != nil {
+					volumeCaps = sc.Capabilities
 				}
 			}
 			// Every capability of cinder's privsep context (cinder/privsep/__init__.py): its

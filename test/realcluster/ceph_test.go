@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -211,16 +210,7 @@ echo "the volume is still there"; exit 1`); err != nil {
 // releaseImages reads images/release-2025.1.yaml.
 func releaseImages(t *testing.T, root string) *imagebuild.Release {
 	t.Helper()
-	imagesDir := filepath.Join(root, "images")
-	recipes, err := imagebuild.LoadRecipes(imagesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, "2025.1"), recipes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rel
+	return releaseImagesOf(t, root, "2025.1")
 }
 
 // volumeAPI starts a client pod's script that calls the block storage API with curl: the

@@ -345,23 +345,29 @@ func waitReady(ctx context.Context, t *testing.T, c *cluster, cl client.Client, 
 		return ready == want && len(got.Status.Components) == want, nil
 	})
 	if err != nil {
-		pods, _ := c.cs.CoreV1().Pods(cloudNamespace).List(ctx, metav1.ListOptions{})
-		var sb strings.Builder
-		for _, p := range pods.Items {
-			fmt.Fprintf(&sb, "pod %s: %s", p.Name, p.Status.Phase)
-			for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-				st, _ := json.Marshal(s.State)
-				fmt.Fprintf(&sb, " %s ready=%v restarts=%d %s;", s.Name, s.Ready, s.RestartCount, st)
-			}
-			sb.WriteString("\n")
-		}
-		logs, _ := c.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=kupenstack"})
-		for _, p := range logs.Items {
-			l, _ := c.cs.CoreV1().Pods(operatorNamespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-			fmt.Fprintf(&sb, "operator log:\n%s\n", tail(string(l), 6000))
-		}
-		t.Fatalf("components not ready: %v\n%s", err, sb.String())
+		t.Fatalf("components not ready: %v\n%s", err, cloudReport(ctx, c))
 	}
+}
+
+// cloudReport is what a failed wait for the cloud shows: every cloud pod's containers and the
+// operator's log.
+func cloudReport(ctx context.Context, c *cluster) string {
+	pods, _ := c.cs.CoreV1().Pods(cloudNamespace).List(ctx, metav1.ListOptions{})
+	var sb strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&sb, "pod %s: %s", p.Name, p.Status.Phase)
+		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			st, _ := json.Marshal(s.State)
+			fmt.Fprintf(&sb, " %s ready=%v restarts=%d %s;", s.Name, s.Ready, s.RestartCount, st)
+		}
+		sb.WriteString("\n")
+	}
+	logs, _ := c.cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=kupenstack"})
+	for _, p := range logs.Items {
+		l, _ := c.cs.CoreV1().Pods(operatorNamespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		fmt.Fprintf(&sb, "operator log:\n%s\n", tail(string(l), 6000))
+	}
+	return sb.String()
 }
 
 // tokenFromPod runs `openstack token issue` in a pod of the openstack-client image with the

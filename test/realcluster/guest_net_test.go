@@ -283,6 +283,19 @@ func guestHTTP(ctx context.Context, addr string, within time.Duration) (string, 
 // the host's, whichever pod started them. It returns the PID.
 func killQEMU(t *testing.T, server string) int {
 	t.Helper()
+	pid := qemuPID(t, server)
+	if pid == 0 {
+		t.Fatalf("no QEMU process with -uuid %s on the node", server)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d (QEMU of %s): %v", pid, server, err)
+	}
+	return pid
+}
+
+// qemuPID is the process ID of the QEMU running server (its -uuid) on the node, 0 if none.
+func qemuPID(t *testing.T, server string) int {
+	t.Helper()
 	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil {
 		t.Fatal(err)
@@ -303,12 +316,8 @@ func killQEMU(t *testing.T, server string) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatalf("kill -9 %d (QEMU of %s): %v", pid, server, err)
-		}
 		return pid
 	}
-	t.Fatalf("no QEMU process with -uuid %s on the node", server)
 	return 0
 }
 

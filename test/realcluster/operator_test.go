@@ -79,13 +79,20 @@ func startCluster(t *testing.T) *cluster {
 
 func (e env) kubeconfig() string { return filepath.Join(e.state, "kubeconfig") }
 
-// importImages builds (or takes from the cache) the images of hack/images.sh and imports them
-// into the cluster's containerd; it returns how long each step took.
+// importImages builds (or takes from the cache) the 2025.1 images of hack/images.sh and imports
+// them into the cluster's containerd.
 func (c *cluster) importImages(t *testing.T, names ...string) {
+	t.Helper()
+	c.importReleaseImages(t, "2025.1", names...)
+}
+
+// importReleaseImages is importImages for the images of release (images/release-<release>.yaml).
+func (c *cluster) importReleaseImages(t *testing.T, release string, names ...string) {
 	t.Helper()
 	start := time.Now()
 	build := exec.Command(filepath.Join(c.root, "hack", "images.sh"), append([]string{"build"}, names...)...)
 	build.Dir = c.root
+	build.Env = append(os.Environ(), "IMAGES_RELEASE="+release)
 	var out bytes.Buffer
 	build.Stdout, build.Stderr = &out, &out
 	if err := build.Run(); err != nil {
@@ -94,6 +101,7 @@ func (c *cluster) importImages(t *testing.T, names ...string) {
 	t.Logf("hack/images.sh build %s: %s\n%s", strings.Join(names, " "), time.Since(start).Round(100*time.Millisecond), tail(out.String(), 2000))
 	archives := exec.Command(filepath.Join(c.root, "hack", "images.sh"), append([]string{"archives"}, names...)...)
 	archives.Dir = c.root
+	archives.Env = build.Env
 	list, err := archives.Output()
 	if err != nil {
 		t.Fatalf("hack/images.sh archives: %v", err)

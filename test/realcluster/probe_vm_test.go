@@ -155,6 +155,33 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 	return nil
 }
 
+// keep creates a server named name with the loop's image, flavor and network that stays (the
+// caller deletes it with deleteAndWait), waits until it is ACTIVE and returns its ID.
+func (v *vmLoop) keep(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
+	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: name,
+		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
+	if err != nil {
+		t.Fatalf("server %s: %v", name, err)
+	}
+	var state string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, vmCycleWithin, true, func(ctx context.Context) (bool, error) {
+		s, err := servers.Get(ctx, v.nova, server.ID).Extract()
+		if err != nil {
+			return false, nil
+		}
+		state = s.Status
+		return s.Status == "ACTIVE", nil
+	}); err != nil {
+		t.Errorf("server %s not ACTIVE (last seen %s): %v", name, state, err)
+		if err := v.deleteAndWait(server.ID); err != nil {
+			t.Error(err)
+		}
+		t.FailNow()
+	}
+	return server.ID
+}
+
 // deleteAndWait deletes the server and waits until Nova no longer has it, on a deadline of its
 // own (vmCycleWithin): the cycle's may be spent.
 func (v *vmLoop) deleteAndWait(id string) error {

@@ -76,41 +76,62 @@ func Serve(t testing.TB, tag string, hits *atomic.Int64) string {
 // version, and returns its URL.
 func ServeAll(t testing.TB, hits *atomic.Int64) string {
 	t.Helper()
-	merged := repo.NewIndexFile()
-	var dirs []string
-	for _, tag := range Tags {
-		dirs = append(dirs, Dir(t, tag))
-		idx, err := repo.LoadIndexFile(filepath.Join(Dir(t, tag), "index.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		merged.Merge(idx)
-	}
-	merged.SortEntries()
-	indexPath := filepath.Join(t.TempDir(), "index.yaml")
-	if err := merged.WriteFile(indexPath, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	files := http.FileServer(http.Dir(MergedDir(t, Tags...)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits != nil {
 			hits.Add(1)
 		}
-		name := strings.TrimPrefix(r.URL.Path, "/")
-		if name == "index.yaml" {
-			http.ServeFile(w, r, indexPath)
-			return
-		}
-		for _, dir := range dirs {
-			path := filepath.Join(dir, filepath.Base(name))
-			if _, err := os.Stat(path); err == nil && filepath.Base(name) == name {
-				http.ServeFile(w, r, path)
-				return
-			}
-		}
-		http.NotFound(w, r)
+		files.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// MergedDir is one chart repository of the tags in a temporary directory: their indexes merged
+// and their archives linked beside it (hard links; copies across file systems). A directory of
+// its own, not symbolic links, so that a reader that sees only it (a pod's hostPath) finds
+// every file.
+func MergedDir(t testing.TB, tags ...string) string {
+	t.Helper()
+	dst := t.TempDir()
+	merged := repo.NewIndexFile()
+	for _, tag := range tags {
+		src := Dir(t, tag)
+		idx, err := repo.LoadIndexFile(filepath.Join(src, "index.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(idx)
+		archives, err := filepath.Glob(filepath.Join(src, "*.tgz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range archives {
+			if err := linkOrCopy(a, filepath.Join(dst, filepath.Base(a))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	merged.SortEntries()
+	if err := merged.WriteFile(filepath.Join(dst, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Readable by the pods' users, whatever the test's umask made of the temporary directory.
+	if err := os.Chmod(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
 }
 
 // Expand unpacks the charts of a tag into a temporary directory of chart directories (the form

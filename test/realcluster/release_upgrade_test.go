@@ -1,0 +1,278 @@
+package realcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/imagebuild"
+	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
+)
+
+// upgradeRelease is the release TestReleaseUpgrade goes to: the newest one Debian testing's
+// packages carry (images/release-2026.1.yaml), through the 2026.1.0 charts.
+const upgradeRelease = "2026.1"
+
+// TestReleaseUpgrade: the one-node cloud of TestWholeCloud (without cinder), deployed by the
+// operator on 2025.1 (charts 2025.1.0, Debian trixie's packages), is upgraded to 2026.1 (charts
+// 2026.1.0, Debian testing's packages) the way an admin does it: a profile with the new release's
+// images, then one change of the configuration naming the new release and that profile. The
+// operator upgrades component after component in the release's phases while a probe calls the
+// cloud's APIs every half second (token, server, network and image lists, a VM create/delete
+// loop) and a tenant's server is watched. Every component ends Ready on 2026.1 after exactly one
+// upgrade; the failed calls and longest outage per API are reported (the goal is none); the
+// tenant's server is ACTIVE whenever Nova answers, and its QEMU process is reported kept or not.
+//
+// About 45 minutes: not part of make test (make test-release-upgrade).
+func TestReleaseUpgrade(t *testing.T) {
+	if os.Getenv("KUPENSTACK_RELEASE_UPGRADE") != "1" {
+		t.Skip("about 45 minutes, not part of make test: make test-release-upgrade")
+	}
+	var chartsDir string
+	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
+		// One repository of both tags, as OpenStack-Helm's own holds every version: the
+		// configuration's release alone picks the chart version.
+		chartsDir = realcharts.MergedDir(t, "2025.1.0", "2026.1.0")
+	}
+	c := startCluster(t)
+	holdOnFailure(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Minute)
+	defer cancel()
+	cl, hc, profile, cfg := prepareWholeCloud(ctx, t, c, chartsDir, lcmOn)
+	from := releaseImages(t, c.root)
+	to := releaseImagesOf(t, c.root, upgradeRelease)
+	c.importReleaseImages(t, upgradeRelease, slices.Sorted(maps.Keys(to.Images))...)
+	next := upgradeProfile(t, profile, from, to)
+	if err := cl.Create(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	if err := cl.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := componentsListed(ctx, t, cl, cfg)
+	waitReady(ctx, t, c, cl, want)
+	t.Logf("cloud on %s: %d components ready in %s", cfg.Spec.Release, want, time.Since(start).Round(time.Second))
+
+	releaseUpgradeProbed(ctx, t, c, cl, cfg, next.Name, want)
+	t.Logf("memory: %s", clusterMemory(t, c.env))
+	t.Logf("pods' memory (cgroup rss) on %s:\n%s", upgradeRelease, podMemory(ctx, t, c))
+
+	deleteCloud(ctx, t, c, cl, cfg)
+	if err := hc.Uninstall("kupenstack"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// releaseUpgradeProbed changes the configuration to release with profile and waits until every
+// one of want components runs it, with the probe calling the cloud's APIs, its VM loop running
+// and a tenant's server watched all along; it reports what the probe saw, and what became of the
+// server and its QEMU process. What it made in the cloud is gone when it returns.
+func releaseUpgradeProbed(ctx context.Context, t *testing.T, c *cluster, cl client.Client, cfg *kupenstackv1.KupenstackConfiguration,
+	profile string, want int) {
+	t.Helper()
+	release, from := upgradeRelease, cfg.Spec.Release
+	calls := probeCalls(ctx, t, c)
+	loop, cleanup := newVMLoop(ctx, t, c)
+	defer cleanup()
+	calls["vm create/delete"] = loop.cycle
+	tenant := loop.keep(ctx, t, "tenant-vm")
+	defer func() {
+		if err := loop.deleteAndWait(tenant); err != nil {
+			t.Error(err)
+		}
+	}()
+	qemuBefore := qemuPID(t, tenant)
+	var notActive atomic.Value // the last status other than ACTIVE the tenant's server was seen in
+	calls["tenant server"] = func(ctx context.Context) error {
+		s, err := servers.Get(ctx, loop.nova, tenant).Extract()
+		if err != nil {
+			return err
+		}
+		if s.Status != "ACTIVE" {
+			notActive.Store(fmt.Sprintf("%s at %s", s.Status, time.Now().Format(time.TimeOnly)))
+			return fmt.Errorf("server %s is %s", s.ID, s.Status)
+		}
+		return nil
+	}
+
+	before := componentRevisions(ctx, t, cl)
+	var took time.Duration
+	report, failed := probed(ctx, t, c, calls, func() {
+		began := time.Now()
+		changeRelease(ctx, t, cl, cfg, release, profile)
+		waitRelease(ctx, t, c, cl, release, want, began)
+		took = time.Since(began)
+	})
+	t.Logf("release upgrade %s → %s, every component Ready on it in %s, %d failed calls:\n%s",
+		from, release, took.Round(time.Second), failed, report)
+	after := componentRevisions(ctx, t, cl)
+	for name, rev := range after {
+		if rev != before[name]+1 {
+			t.Errorf("%s: revision %d → %d, want one upgrade", name, before[name], rev)
+		}
+	}
+	if v := notActive.Load(); v != nil {
+		t.Errorf("the tenant's server was not ACTIVE during the upgrade: last seen %s", v)
+	}
+	switch qemuAfter := qemuPID(t, tenant); {
+	case qemuAfter == 0:
+		t.Errorf("the tenant's server has no QEMU process after the upgrade")
+	case qemuAfter == qemuBefore:
+		t.Logf("the tenant's server kept its QEMU process (PID %d) through the upgrade", qemuAfter)
+	default:
+		t.Logf("the tenant's server's QEMU process was replaced during the upgrade (PID %d → %d)", qemuBefore, qemuAfter)
+	}
+}
+
+// releaseImagesOf reads images/release-<release>.yaml.
+func releaseImagesOf(t *testing.T, root, release string) *imagebuild.Release {
+	t.Helper()
+	imagesDir := filepath.Join(root, "images")
+	recipes, err := imagebuild.LoadRecipes(imagesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := imagebuild.LoadRelease(imagebuild.ReleaseFile(imagesDir, release), recipes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// upgradeProfile is profile for release to: a copy named after it whose components take to's
+// images. A chart to has no images for (glance: Debian testing has no glance package) keeps the
+// service's image of from, its helpers (dep_check, the Jobs' client) move to to's; the 2026.1.0
+// glance chart names a uwsgi module that glance 2025.1 does not have, so its API runs the
+// WSGI script as under the 2025.1.0 chart.
+func upgradeProfile(t *testing.T, profile *kupenstackv1.OpenstackCloudConfigurationProfile, from, to *imagebuild.Release) *kupenstackv1.OpenstackCloudConfigurationProfile {
+	t.Helper()
+	next := profile.DeepCopy()
+	next.ObjectMeta = metav1.ObjectMeta{Name: profile.Name + "-" + strings.ReplaceAll(to.Release, ".", "-"), Namespace: profile.Namespace}
+	recipeOf := map[string]string{}
+	for name, ref := range from.Images {
+		recipeOf[ref] = name
+	}
+	for chart, cp := range next.Spec.Components {
+		if images, ok := to.Charts[chart]; ok {
+			cp.Images = images
+			next.Spec.Components[chart] = cp
+			continue
+		}
+		kept := map[string]string{}
+		for key, ref := range cp.Images {
+			if newer, ok := to.Images[recipeOf[ref]]; ok && recipeOf[ref] != chart {
+				ref = newer
+			}
+			kept[key] = ref
+		}
+		cp.Images = kept
+		next.Spec.Components[chart] = cp
+	}
+	if _, ok := to.Charts["glance"]; !ok {
+		cp := next.Spec.Components["glance"]
+		cp.Values = withRawValues(t, cp.Values, map[string]any{"conf": map[string]any{"glance_api_uwsgi": map[string]any{
+			"uwsgi": map[string]any{"module": nil, "wsgi-file": "/var/lib/openstack/bin/glance-wsgi-api"}}}})
+		next.Spec.Components["glance"] = cp
+	}
+	return next
+}
+
+// withRawValues merges more into raw's values (maps merged key by key, anything else replaced).
+func withRawValues(t *testing.T, raw *runtime.RawExtension, more map[string]any) *runtime.RawExtension {
+	t.Helper()
+	values := map[string]any{}
+	if raw != nil {
+		if err := json.Unmarshal(raw.Raw, &values); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mergeValues(values, more)
+	data, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runtime.RawExtension{Raw: data}
+}
+
+func mergeValues(dst, src map[string]any) {
+	for k, v := range src {
+		if sub, ok := v.(map[string]any); ok {
+			if have, ok := dst[k].(map[string]any); ok {
+				mergeValues(have, sub)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// changeRelease asks for release with profile in one update of the configuration, as an admin's
+// kubectl apply does: the components' new values name both at once.
+func changeRelease(ctx context.Context, t *testing.T, cl client.Client, cfg *kupenstackv1.KupenstackConfiguration, release, profile string) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cfg), cfg); err != nil {
+			return err
+		}
+		cfg.Spec.Release = release
+		cfg.Spec.DefaultProfile.Name = profile
+		return cl.Update(ctx, cfg)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitRelease waits until want components run release and are Ready, logging when each got
+// there (since began: the phases' timeline); at most 45 minutes.
+func waitRelease(ctx context.Context, t *testing.T, c *cluster, cl client.Client, release string, want int, began time.Time) {
+	t.Helper()
+	arrived := map[string]bool{}
+	last := ""
+	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 45*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var list kupenstackv1.OpenstackComponentList
+		if err := cl.List(ctx, &list); err != nil {
+			return false, nil
+		}
+		var waiting []string
+		for i := range list.Items {
+			oc := &list.Items[i]
+			on := oc.Status.Release == release && oc.Status.ObservedGeneration == oc.Generation &&
+				meta.IsStatusConditionTrue(oc.Status.Conditions, kupenstackv1.ConditionReady)
+			switch {
+			case on && !arrived[oc.Name]:
+				arrived[oc.Name] = true
+				t.Logf("[%s] %s Ready on %s (revision %d)", time.Since(began).Round(time.Second), oc.Name, release, oc.Status.Revision)
+			case !on:
+				waiting = append(waiting, fmt.Sprintf("%s=%s", oc.Name, oc.Status.Phase))
+			}
+		}
+		slices.Sort(waiting)
+		if line := strings.Join(waiting, " "); line != last {
+			t.Logf("[%s] not yet on %s: %s", time.Since(began).Round(time.Second), release, line)
+			last = line
+		}
+		return len(list.Items) == want && len(waiting) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("not every component Ready on %s: %v\n%s", release, err, cloudReport(ctx, c))
+	}
+}

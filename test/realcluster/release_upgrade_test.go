@@ -158,11 +158,20 @@ func releaseImagesOf(t *testing.T, root, release string) *imagebuild.Release {
 	return rel
 }
 
+// keptThroughUpgrade are the images a release upgrade leaves as they are, and why. RabbitMQ
+// upgrades in place only from 4.2 to 4.3 (4.3 dropped the Mnesia metadata store 4.0 writes, and
+// its data is kept on the node), and Debian has no 4.1 or 4.2 to step through; 4.3 also refuses
+// the transient non-exclusive queues oslo.messaging declares by default. The 2026.1.0 charts
+// themselves default to RabbitMQ 3.13, so trixie's 4.0 serves both releases.
+var keptThroughUpgrade = map[string]string{
+	"rabbitmq": "no in-place upgrade from 4.0 to 4.3",
+}
+
 // upgradeProfile is profile for release to: a copy named after it whose components take to's
-// images. A chart to has no images for (glance: Debian testing has no glance package) keeps the
-// service's image of from, its helpers (dep_check, the Jobs' client) move to to's; the 2026.1.0
-// glance chart names a uwsgi module that glance 2025.1 does not have, so its API runs the
-// WSGI script as under the 2025.1.0 chart.
+// images, but for keptThroughUpgrade's and those to has none of (glance: Debian testing has no
+// glance package), which stay as they are; the charts' helpers (dep_check, the Jobs' client)
+// move to to's. The 2026.1.0 glance chart names a uwsgi module that glance 2025.1 does not have,
+// so its API runs the WSGI script as under the 2025.1.0 chart.
 func upgradeProfile(t *testing.T, profile *kupenstackv1.OpenstackCloudConfigurationProfile, from, to *imagebuild.Release) *kupenstackv1.OpenstackCloudConfigurationProfile {
 	t.Helper()
 	next := profile.DeepCopy()
@@ -171,20 +180,31 @@ func upgradeProfile(t *testing.T, profile *kupenstackv1.OpenstackCloudConfigurat
 	for name, ref := range from.Images {
 		recipeOf[ref] = name
 	}
+	for name, ref := range to.Images {
+		recipeOf[ref] = name
+	}
+	upgraded := func(ref string) string {
+		recipe := recipeOf[ref]
+		if _, kept := keptThroughUpgrade[recipe]; kept {
+			return from.Images[recipe]
+		}
+		if newer, ok := to.Images[recipe]; ok {
+			return newer
+		}
+		return ref
+	}
 	for chart, cp := range next.Spec.Components {
-		if images, ok := to.Charts[chart]; ok {
-			cp.Images = images
-			next.Spec.Components[chart] = cp
-			continue
-		}
-		kept := map[string]string{}
+		images := map[string]string{}
 		for key, ref := range cp.Images {
-			if newer, ok := to.Images[recipeOf[ref]]; ok && recipeOf[ref] != chart {
-				ref = newer
-			}
-			kept[key] = ref
+			images[key] = upgraded(ref)
 		}
-		cp.Images = kept
+		// Keys the new charts add.
+		for key, ref := range to.Charts[chart] {
+			if _, ok := images[key]; !ok {
+				images[key] = upgraded(ref)
+			}
+		}
+		cp.Images = images
 		next.Spec.Components[chart] = cp
 	}
 	if _, ok := to.Charts["glance"]; !ok {
@@ -274,5 +294,40 @@ func waitRelease(ctx context.Context, t *testing.T, c *cluster, cl client.Client
 	})
 	if err != nil {
 		t.Fatalf("not every component Ready on %s: %v\n%s", release, err, cloudReport(ctx, c))
+	}
+}
+
+// TestUpgradeProfile: the 2026.1 profile of the whole cloud's sample, without a cluster.
+func TestUpgradeProfile(t *testing.T) {
+	root := filepath.Join("..", "..")
+	from, to := releaseImages(t, root), releaseImagesOf(t, root, upgradeRelease)
+	profile, _ := wholeCloudSample(t, root, "node")
+	next := upgradeProfile(t, profile, from, to)
+	if next.Name == profile.Name || next.Namespace != profile.Namespace {
+		t.Errorf("profile %s/%s from %s/%s: want a new name in the same namespace", next.Namespace, next.Name, profile.Namespace, profile.Name)
+	}
+	for _, tt := range []struct{ chart, key, want string }{
+		{"nova", "nova_api", to.Images["nova"]},
+		{"nova", "dep_check", to.Images["kubernetes-entrypoint"]},
+		{"rabbitmq", "rabbitmq", from.Images["rabbitmq"]},
+		{"rabbitmq", "dep_check", to.Images["kubernetes-entrypoint"]},
+		{"glance", "glance_api", from.Images["glance"]},
+		{"glance", "glance_db_sync", from.Images["glance"]},
+		{"glance", "ks_user", to.Images["openstack-client"]},
+	} {
+		if got := next.Spec.Components[tt.chart].Images[tt.key]; got != tt.want || got == "" {
+			t.Errorf("%s %s: %q, want %q", tt.chart, tt.key, got, tt.want)
+		}
+	}
+	if before := profile.Spec.Components["nova"].Images["nova_api"]; before != from.Images["nova"] {
+		t.Errorf("the 2025.1 profile changed: nova_api %q", before)
+	}
+	var values map[string]any
+	if err := json.Unmarshal(next.Spec.Components["glance"].Values.Raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	uwsgi := values["conf"].(map[string]any)["glance_api_uwsgi"].(map[string]any)["uwsgi"].(map[string]any)
+	if module, ok := uwsgi["module"]; !ok || module != nil || uwsgi["wsgi-file"] == nil || uwsgi["processes"] == nil {
+		t.Errorf("glance's uwsgi values: %v, want module null, the WSGI script and the sample's processes", uwsgi)
 	}
 }

@@ -86,7 +86,7 @@ pki() {
   local svc_ip=${SERVICE_CIDR%.*/*}.1
   (
     cd "$STATE"
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=kupenstack-local-cluster-ca \
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=kupenstack-local-cluster-ca -addext keyUsage=critical,digitalSignature,keyCertSign,cRLSign \
       -keyout ca.key -out ca.crt
     openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=kube-apiserver \
       -CA ca.crt -CAkey ca.key -keyout apiserver.key -out apiserver.crt \

@@ -84,6 +84,8 @@ PACKAGES=(containerd runc containernetworking-plugins)
 CNI_BIN=/usr/lib/cni
 
 PKI=$STATE/pki
+# What pki() makes, by version: 2 = the CA has keyUsage (strict verifiers need it).
+PKI_RECIPE=2
 CONF=$STATE/conf
 LOGS=$STATE/logs
 RUN=$STATE/run          # pid files
@@ -431,14 +433,17 @@ import_image() {
 # --- PKI --------------------------------------------------------------------------------------
 
 pki() {
-  [[ -f $PKI/done ]] && return
+  # The marker names the recipe: a cluster kept from an older one gets new certificates.
+  [[ $(cat "$PKI/done" 2>/dev/null) == "$PKI_RECIPE" ]] && return
   log "creating a CA, certificates for every component and the kubeconfigs"
   rm -rf "$PKI" && mkdir -p "$PKI"
   (
     cd "$PKI"
     # ECDSA P-256 keys: generating nine RSA keys takes seconds on a loaded machine.
+    # keyUsage on the CA: strict verifiers (Python 3.13+'s default context, as in the clients of
+    # Debian testing's images) refuse a CA certificate without it.
     openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout ca.key -out ca.crt -days 3650 \
-      -subj /CN=kupenstack-real-cluster-ca
+      -subj /CN=kupenstack-real-cluster-ca -addext keyUsage=critical,digitalSignature,keyCertSign,cRLSign
     openssl ecparam -name prime256v1 -genkey -noout -out sa.key && openssl ec -in sa.key -pubout -out sa.pub
     cert() { # NAME SUBJECT SAN EXTENDED-KEY-USAGE
       { echo basicConstraints=CA:FALSE; echo keyUsage=critical,digitalSignature,keyEncipherment
@@ -472,7 +477,7 @@ EOF
   ) >/dev/null 2>&1
   chmod 600 "$PKI"/*.key
   cp "$PKI/admin.kubeconfig" "$KC"
-  touch "$PKI/done"
+  echo "$PKI_RECIPE" >"$PKI/done"
 }
 
 # --- the node ---------------------------------------------------------------------------------

@@ -108,6 +108,7 @@ func TestRealCluster(t *testing.T) {
 	})
 	e.run(t, "up")
 	t.Logf("cluster processes: %s", clusterMemory(t, e))
+	strictPKI(t, filepath.Join(e.state, "pki"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -400,4 +401,19 @@ func droppedPackets(t *testing.T, chain string) int {
 		}
 	}
 	return n
+}
+
+// strictPKI: the cluster's certificates pass a strict X.509 verification, as Python 3.13+'s
+// default TLS context does it in the pods' clients (the 2026.1 images' MariaDB start script
+// talks to the API server that way). Before the CA had keyUsage, every one failed: "CA cert
+// does not include key usage extension".
+func strictPKI(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range []string{"apiserver", "kubelet", "admin"} {
+		out, err := exec.Command("openssl", "verify", "-x509_strict", "-CAfile", filepath.Join(dir, "ca.crt"),
+			filepath.Join(dir, name+".crt")).CombinedOutput()
+		if err != nil {
+			t.Errorf("strict verification of %s.crt: %v\n%s", name, err, out)
+		}
+	}
 }

@@ -60,15 +60,7 @@ func Dir(t testing.TB, tag string) string {
 // returns its URL (a Helm repository URL). Requests are counted in *hits when hits is not nil.
 func Serve(t testing.TB, tag string, hits *atomic.Int64) string {
 	t.Helper()
-	files := http.FileServer(http.Dir(Dir(t, tag)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hits != nil {
-			hits.Add(1)
-		}
-		files.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return serveDir(t, Dir(t, tag), hits)
 }
 
 // ServeAll serves every tag as one chart repository (the indexes merged, as the official
@@ -76,7 +68,11 @@ func Serve(t testing.TB, tag string, hits *atomic.Int64) string {
 // version, and returns its URL.
 func ServeAll(t testing.TB, hits *atomic.Int64) string {
 	t.Helper()
-	files := http.FileServer(http.Dir(MergedDir(t, Tags...)))
+	return serveDir(t, MergedDir(t, Tags...), hits)
+}
+
+func serveDir(t testing.TB, dir string, hits *atomic.Int64) string {
+	files := http.FileServer(http.Dir(dir))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits != nil {
 			hits.Add(1)

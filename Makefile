@@ -141,7 +141,7 @@ bench-deploy: ## The deploy row of make bench alone (root, about 30 min): the wh
 	KUPENSTACK_REAL_CLUSTER=1 KUPENSTACK_DEPLOY_BENCH=1 KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test -count=1 -v -timeout 90m -run '^TestDeployBench$$' ./test/realcluster/
 
 .PHONY: test-release-upgrade
-test-release-upgrade: ## The release upgrade on real pods (root, about 45 min, not in make test): the one-node cloud deployed on 2025.1, upgraded to 2026.1 (Debian testing's images, built if missing) under the API probe; failed calls, longest outage, the tenant's server.
+test-release-upgrade: ## The release upgrade on real pods (root, about 26 min with the images cached, not in make test): the one-node cloud deployed on 2025.1, upgraded to 2026.1 (Debian testing's images, built if missing) under the API probe; failed calls, longest outage, the tenant's server.
 	hack/install-test-tools.sh node
 	KUPENSTACK_REAL_CLUSTER=1 KUPENSTACK_RELEASE_UPGRADE=1 KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test -count=1 -v -timeout 90m -run '^TestReleaseUpgrade$$' ./test/realcluster/
 

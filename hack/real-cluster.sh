@@ -433,8 +433,12 @@ import_image() {
 # --- PKI --------------------------------------------------------------------------------------
 
 pki() {
-  # The marker names the recipe: a cluster kept from an older one gets new certificates.
+  # The marker names the recipe: a stopped cluster of an older one gets new certificates; a
+  # running one would keep the old CA in its kubelet and Secrets, so it must go down first.
   [[ $(cat "$PKI/done" 2>/dev/null) == "$PKI_RECIPE" ]] && return
+  if [[ -f $PKI/done ]] && { running kube-apiserver || running kubelet || running etcd; }; then
+    die "the running cluster's certificates are of an older recipe: run '$0 down' first"
+  fi
   log "creating a CA, certificates for every component and the kubeconfigs"
   rm -rf "$PKI" && mkdir -p "$PKI"
   (

@@ -162,6 +162,10 @@ func (v *vmLoop) keep(ctx context.Context, t *testing.T, name string) string {
 	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: name,
 		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
 	if err != nil {
+		// As in cycle: a create whose answer was lost may have made the server.
+		if leftover := v.deleteByName(name); leftover != nil {
+			t.Errorf("server %s: %v", name, leftover)
+		}
 		t.Fatalf("server %s: %v", name, err)
 	}
 	var state string
@@ -171,6 +175,9 @@ func (v *vmLoop) keep(ctx context.Context, t *testing.T, name string) string {
 			return false, nil
 		}
 		state = s.Status
+		if s.Status == "ERROR" {
+			return false, fmt.Errorf("went to ERROR: %s", s.Fault.Message)
+		}
 		return s.Status == "ACTIVE", nil
 	}); err != nil {
 		t.Errorf("server %s not ACTIVE (last seen %s): %v", name, state, err)

@@ -40,7 +40,7 @@ const upgradeRelease = "2026.1"
 // upgrade; the failed calls and longest outage per API are reported (the goal is none); the
 // tenant's server is ACTIVE whenever Nova answers, and its QEMU process is reported kept or not.
 //
-// About 26 minutes with the images cached (Debian testing's 12 take about 15 more to build):
+// About 26 minutes with the images cached (Debian testing's take about 15 more to build):
 // not part of make test (make test-release-upgrade).
 func TestReleaseUpgrade(t *testing.T) {
 	if os.Getenv("KUPENSTACK_RELEASE_UPGRADE") != "1" {
@@ -59,8 +59,8 @@ func TestReleaseUpgrade(t *testing.T) {
 	cl, hc, profile, cfg := prepareWholeCloud(ctx, t, c, chartsDir, lcmOn)
 	from := releaseImages(t, c.root)
 	to := releaseImagesOf(t, c.root, upgradeRelease)
-	c.importReleaseImages(t, upgradeRelease, slices.Sorted(maps.Keys(to.Images))...)
 	next := upgradeProfile(t, profile, from, to)
+	c.importReleaseImages(t, upgradeRelease, recipesNamed(next, to)...)
 	if err := cl.Create(ctx, next); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +102,9 @@ func releaseUpgradeProbed(ctx context.Context, t *testing.T, c *cluster, cl clie
 		}
 	}()
 	qemuBefore := qemuPID(t, tenant)
+	if qemuBefore == 0 {
+		t.Fatalf("the tenant's server %s has no QEMU process on the node", tenant)
+	}
 	var notActive atomic.Value // the last status other than ACTIVE the tenant's server was seen in
 	calls["tenant server"] = func(ctx context.Context) error {
 		s, err := servers.Get(ctx, loop.nova, tenant).Extract()
@@ -126,6 +129,9 @@ func releaseUpgradeProbed(ctx context.Context, t *testing.T, c *cluster, cl clie
 	t.Logf("release upgrade %s → %s, every component Ready on it in %s, %d failed calls:\n%s",
 		from, release, took.Round(time.Second), failed, report)
 	after := componentRevisions(ctx, t, cl)
+	if len(after) != len(before) {
+		t.Errorf("%d components after the upgrade, %d before", len(after), len(before))
+	}
 	for name, rev := range after {
 		if rev != before[name]+1 {
 			t.Errorf("%s: revision %d → %d, want one upgrade", name, before[name], rev)
@@ -215,6 +221,23 @@ func upgradeProfile(t *testing.T, profile *kupenstackv1.OpenstackCloudConfigurat
 		next.Spec.Components["glance"] = cp
 	}
 	return next
+}
+
+// recipesNamed are the image recipes of rel that profile's components use, sorted.
+func recipesNamed(profile *kupenstackv1.OpenstackCloudConfigurationProfile, rel *imagebuild.Release) []string {
+	recipeOf := map[string]string{}
+	for name, ref := range rel.Images {
+		recipeOf[ref] = name
+	}
+	used := map[string]bool{}
+	for _, cp := range profile.Spec.Components {
+		for _, ref := range cp.Images {
+			if name, ok := recipeOf[ref]; ok {
+				used[name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(used))
 }
 
 // withRawValues merges more into raw's values (maps merged key by key, anything else replaced).
@@ -322,6 +345,11 @@ func TestUpgradeProfile(t *testing.T) {
 	}
 	if before := profile.Spec.Components["nova"].Images["nova_api"]; before != from.Images["nova"] {
 		t.Errorf("the 2025.1 profile changed: nova_api %q", before)
+	}
+	// Imported for the upgrade: what the profile names of the new release, no more.
+	recipes := recipesNamed(next, to)
+	if !slices.Contains(recipes, "nova") || !slices.Contains(recipes, "kubernetes-entrypoint") || slices.Contains(recipes, "rabbitmq") {
+		t.Errorf("recipes to import: %v, want nova and kubernetes-entrypoint, not rabbitmq (kept)", recipes)
 	}
 	var values map[string]any
 	if err := json.Unmarshal(next.Spec.Components["glance"].Values.Raw, &values); err != nil {

@@ -5,6 +5,9 @@
 package realcharts
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -119,9 +122,15 @@ func MergedDir(t testing.TB, tags ...string) string {
 	return dst
 }
 
+// linkOrCopy puts src at dst; a dst that exists is an error (two tags shipping one archive name
+// would leave the merged index and the file disagreeing).
 func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
+	err := os.Link(src, dst)
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%s: two tags ship it", filepath.Base(dst))
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {

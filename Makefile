@@ -136,7 +136,7 @@ bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of tes
 	$(MAKE) --no-print-directory bench-cloud
 
 .PHONY: bench-deploy
-bench-deploy: ## The deploy row of make bench alone (root, about 30 min): the whole cloud on the real node by the operator, then by helm --wait in dependency order; the ratio.
+bench-deploy: ## The deploy row of make bench alone (root, about 30 min): the whole cloud on the real node by the operator, then by helm in dependency order (each step installed, then its pods waited for); the ratio.
 	hack/install-test-tools.sh node
 	KUPENSTACK_REAL_CLUSTER=1 KUPENSTACK_DEPLOY_BENCH=1 KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test -count=1 -v -timeout 90m -run '^TestDeployBench$$' ./test/realcluster/
 

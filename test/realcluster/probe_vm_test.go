@@ -119,16 +119,35 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 	defer cancel()
 	v.cycles++
 	start := time.Now()
-	name := fmt.Sprintf("probe-vm-%d", v.cycles)
+	id, err := v.createActive(ctx, fmt.Sprintf("probe-vm-%d", v.cycles))
+	if id == "" {
+		return err
+	}
+	// Deleted in any case: a cycle that failed must not leave a server.
+	gone := v.deleteAndWait(id)
+	switch {
+	case err != nil:
+		return err
+	case gone != nil:
+		return gone
+	}
+	v.took = append(v.took, time.Since(start))
+	return nil
+}
+
+// createActive creates a server named name with the loop's image, flavor and network and waits
+// until it is ACTIVE, within ctx. A create whose answer was lost (a timeout, an API restarted
+// under it) may still have made the server: it is found by its name and deleted, and no ID is
+// returned. A server that exists but did not become ACTIVE is returned with the error: the
+// caller deletes it.
+func (v *vmLoop) createActive(ctx context.Context, name string) (string, error) {
 	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: name,
 		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
 	if err != nil {
-		// A create whose answer was lost (a timeout, an API restarted under it) may still have
-		// made the server: found by its name and deleted, so that no cycle leaves one behind.
 		if leftover := v.deleteByName(name); leftover != nil {
-			return fmt.Errorf("server create: %w (and %v)", err, leftover)
+			return "", fmt.Errorf("server create: %w (and %v)", err, leftover)
 		}
-		return fmt.Errorf("server create: %w", err)
+		return "", fmt.Errorf("server create: %w", err)
 	}
 	var state string
 	active := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
@@ -143,50 +162,29 @@ func (v *vmLoop) cycle(ctx context.Context) error {
 		}
 		return s.Status == "ACTIVE", nil
 	})
-	// Deleted in any case: a cycle that failed must not leave a server.
-	gone := v.deleteAndWait(server.ID)
-	switch {
-	case active != nil:
-		return fmt.Errorf("server not ACTIVE (last seen %s): %w", state, active)
-	case gone != nil:
-		return gone
+	if active != nil {
+		return server.ID, fmt.Errorf("server not ACTIVE (last seen %s): %w", state, active)
 	}
-	v.took = append(v.took, time.Since(start))
-	return nil
+	return server.ID, nil
 }
 
 // keep creates a server named name with the loop's image, flavor and network that stays (the
-// caller deletes it with deleteAndWait), waits until it is ACTIVE and returns its ID.
+// caller deletes it with deleteAndWait), waits until it is ACTIVE (vmCycleWithin at most) and
+// returns its ID.
 func (v *vmLoop) keep(ctx context.Context, t *testing.T, name string) string {
 	t.Helper()
-	server, err := servers.Create(ctx, v.nova, servers.CreateOpts{Name: name,
-		FlavorRef: v.flavor, ImageRef: v.image, Networks: []servers.Network{{UUID: v.network}}}, nil).Extract()
+	within, cancel := context.WithTimeout(ctx, vmCycleWithin)
+	defer cancel()
+	id, err := v.createActive(within, name)
 	if err != nil {
-		// As in cycle: a create whose answer was lost may have made the server.
-		if leftover := v.deleteByName(name); leftover != nil {
-			t.Errorf("server %s: %v", name, leftover)
+		if id != "" {
+			if err := v.deleteAndWait(id); err != nil {
+				t.Error(err)
+			}
 		}
 		t.Fatalf("server %s: %v", name, err)
 	}
-	var state string
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, vmCycleWithin, true, func(ctx context.Context) (bool, error) {
-		s, err := servers.Get(ctx, v.nova, server.ID).Extract()
-		if err != nil {
-			return false, nil
-		}
-		state = s.Status
-		if s.Status == "ERROR" {
-			return false, fmt.Errorf("went to ERROR: %s", s.Fault.Message)
-		}
-		return s.Status == "ACTIVE", nil
-	}); err != nil {
-		t.Errorf("server %s not ACTIVE (last seen %s): %v", name, state, err)
-		if err := v.deleteAndWait(server.ID); err != nil {
-			t.Error(err)
-		}
-		t.FailNow()
-	}
-	return server.ID
+	return id
 }
 
 // deleteAndWait deletes the server and waits until Nova no longer has it, on a deadline of its

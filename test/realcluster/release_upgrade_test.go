@@ -23,6 +23,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/imagebuild"
+	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
 )
 
@@ -183,13 +184,7 @@ func upgradeProfile(t *testing.T, profile *kupenstackv1.OpenstackCloudConfigurat
 	t.Helper()
 	next := profile.DeepCopy()
 	next.ObjectMeta = metav1.ObjectMeta{Name: profile.Name + "-" + strings.ReplaceAll(to.Release, ".", "-"), Namespace: profile.Namespace}
-	recipeOf := map[string]string{}
-	for name, ref := range from.Images {
-		recipeOf[ref] = name
-	}
-	for name, ref := range to.Images {
-		recipeOf[ref] = name
-	}
+	recipeOf := recipesByRef(from, to)
 	upgraded := func(ref string) string {
 		recipe := recipeOf[ref]
 		if _, kept := keptThroughUpgrade[recipe]; kept {
@@ -225,10 +220,7 @@ func upgradeProfile(t *testing.T, profile *kupenstackv1.OpenstackCloudConfigurat
 
 // recipesNamed are the image recipes of rel that profile's components use, sorted.
 func recipesNamed(profile *kupenstackv1.OpenstackCloudConfigurationProfile, rel *imagebuild.Release) []string {
-	recipeOf := map[string]string{}
-	for name, ref := range rel.Images {
-		recipeOf[ref] = name
-	}
+	recipeOf := recipesByRef(rel)
 	used := map[string]bool{}
 	for _, cp := range profile.Spec.Components {
 		for _, ref := range cp.Images {
@@ -240,33 +232,36 @@ func recipesNamed(profile *kupenstackv1.OpenstackCloudConfigurationProfile, rel 
 	return slices.Sorted(maps.Keys(used))
 }
 
-// withRawValues merges more into raw's values (maps merged key by key, anything else replaced).
+// recipesByRef maps each image reference of rels to its recipe's name.
+func recipesByRef(rels ...*imagebuild.Release) map[string]string {
+	out := map[string]string{}
+	for _, rel := range rels {
+		for name, ref := range rel.Images {
+			out[ref] = name
+		}
+	}
+	return out
+}
+
+// withRawValues is raw's values with more merged on top as a profile's are (a null kept: Helm
+// removes the chart's default there).
 func withRawValues(t *testing.T, raw *runtime.RawExtension, more map[string]any) *runtime.RawExtension {
 	t.Helper()
-	values := map[string]any{}
+	base := map[string]any{}
 	if raw != nil {
-		if err := json.Unmarshal(raw.Raw, &values); err != nil {
+		if err := json.Unmarshal(raw.Raw, &base); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mergeValues(values, more)
-	data, err := json.Marshal(values)
+	merged, err := values.MergeKeepNull(base, more)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &runtime.RawExtension{Raw: data}
-}
-
-func mergeValues(dst, src map[string]any) {
-	for k, v := range src {
-		if sub, ok := v.(map[string]any); ok {
-			if have, ok := dst[k].(map[string]any); ok {
-				mergeValues(have, sub)
-				continue
-			}
-		}
-		dst[k] = v
-	}
 }
 
 // changeRelease asks for release with profile in one update of the configuration, as an admin's

@@ -103,7 +103,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	fs.StringVar(&o.chartCacheDir, "chart-cache-dir", env("KUPENSTACK_CHART_CACHE_DIR", filepath.Join(os.TempDir(), "kupenstack-charts")),
 		"where charts downloaded from a repository or registry are kept [KUPENSTACK_CHART_CACHE_DIR]")
 	fs.StringVar(&o.notificationsURL, "notifications-url", env("KUPENSTACK_NOTIFICATIONS_URL", ""),
-		"AMQP URL of the cloud's notification bus (amqp://user:password@host:5672/); empty: off, changes are found by polling. Prefer the environment variable, from a Secret [KUPENSTACK_NOTIFICATIONS_URL]")
+		"AMQP URL of the cloud's notification bus (amqp://user:password@host:5672/); empty: with the life-cycle on, the URL of Nova's bus it publishes in the Secret kupenstack-notifications beside --cloud-secret, otherwise off (changes are found by polling). Prefer the environment variable, from a Secret [KUPENSTACK_NOTIFICATIONS_URL]")
 	fs.IntVar(&o.workers, "workers", 4, "objects of each kind reconciled at once")
 	fs.Float64Var(&o.apiQPS, "openstack-qps", 20, "average OpenStack API requests per second the operator may send")
 	fs.IntVar(&o.apiBurst, "openstack-burst", 40, "burst of OpenStack API requests above --openstack-qps")

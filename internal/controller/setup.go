@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/kupenstack/kupenstack/internal/controller/image"
 	"github.com/kupenstack/kupenstack/internal/controller/keypair"
 	"github.com/kupenstack/kupenstack/internal/controller/lcm"
+	"github.com/kupenstack/kupenstack/internal/controller/lcm/component"
 	"github.com/kupenstack/kupenstack/internal/controller/network"
 	"github.com/kupenstack/kupenstack/internal/controller/port"
 	"github.com/kupenstack/kupenstack/internal/controller/project"
@@ -94,15 +98,20 @@ var resourceLists = []func() client.ObjectList{
 func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	c := mgr.GetClient()
 	engine := generic.Options{Clients: o.Clients, ResyncPeriod: o.ResyncPeriod, Registry: generic.NewRegistry(), Workers: o.Workers}
-	if o.NotificationsURL != "" {
+	lcmOn, err := lcmEnabled(ctx, mgr, o.LCM)
+	if err != nil {
+		return err
+	}
+	if listener := notificationsListener(mgr, o, lcmOn); listener != nil {
 		notifier := generic.NewNotifier()
 		engine.Notifier = notifier
-		if err := mgr.Add(&notifications.Listener{URL: o.NotificationsURL, Handle: func(ctx context.Context, ev notifications.Event) {
+		listener.Handle = func(ctx context.Context, ev notifications.Event) {
 			notifier.Notify(ctx, ev.Kind, ev.ID)
 			if ev.Kind == "Image" { // Glance's notifications do not tell a public image apart
 				notifier.Notify(ctx, "PublicImage", ev.ID)
 			}
-		}}); err != nil {
+		}
+		if err := mgr.Add(listener); err != nil {
 			return err
 		}
 	}
@@ -161,9 +170,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("setting up the %s controller: %w", s.name, err)
 		}
 	}
-	if on, err := lcmEnabled(ctx, mgr, o.LCM); err != nil {
-		return err
-	} else if on {
+	if lcmOn {
 		lcmOptions := o.LCMOptions
 		if lcmOptions.Compute == nil && o.Clients != nil {
 			lcmOptions.Compute = computeservice.Nova{Clients: o.Clients}
@@ -173,6 +180,29 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		}
 	}
 	return nil
+}
+
+// notificationsListener is the listener of the cloud's notification bus: at the URL given, or,
+// when none is and the life-cycle publishes the cloud it deploys, at the URL it publishes beside
+// the clouds.yaml once Nova is up (read at every connection attempt). Nil: no bus.
+func notificationsListener(mgr ctrl.Manager, o Options, lcmOn bool) *notifications.Listener {
+	if o.NotificationsURL != "" {
+		return &notifications.Listener{URL: o.NotificationsURL}
+	}
+	if !lcmOn || o.LCMOptions.CloudSecret.Name == "" {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: o.LCMOptions.CloudSecret.Namespace, Name: component.NotificationsSecretName}
+	reader := mgr.GetAPIReader()
+	return &notifications.Listener{URLFrom: func(ctx context.Context) (string, error) {
+		var s corev1.Secret
+		if err := reader.Get(ctx, key, &s); apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("%w: no Secret %s", notifications.ErrNotPublished, key)
+		} else if err != nil {
+			return "", fmt.Errorf("reading the Secret %s: %w", key, err)
+		}
+		return string(s.Data[component.NotificationsURLKey]), nil
+	}}
 }
 
 // lcmEnabled decides whether the life-cycle controllers run: always with LCMOn, never with

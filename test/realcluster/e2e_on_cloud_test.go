@@ -16,19 +16,26 @@ import (
 	"github.com/kupenstack/kupenstack/test/e2e"
 )
 
-// e2eOnCloud runs the resource suite's e2e.RealCloudTests against the cloud the operator deployed,
-// through the clouds.yaml Secret the life-cycle published: the suite's controllers run in the
-// test process (envtest), their OpenStack calls go to the cloud's endpoints in cluster.local,
-// resolved by the cluster's DNS (KUPENSTACK_E2E_DNS). The suite's fixtures that the all-in-one's
-// bootstrap creates (the public flavor m1.nano, the public image aio-tiny) are created first, as
-// an admin would.
-func e2eOnCloud(ctx context.Context, t *testing.T, c *cluster) {
+// e2eOnCloud runs the resource suite's tests for the deployed cloud (e2e.RealCloudRuns) against
+// the cloud the operator deployed, through the clouds.yaml Secret the life-cycle published: the
+// suite's controllers run in the test process (envtest), their OpenStack calls go to the cloud's
+// endpoints in cluster.local, resolved by the cluster's DNS (KUPENSTACK_E2E_DNS). Two runs: the
+// first without the notification listener, the second with it, at the URL of Nova's bus the
+// life-cycle published (busURL). The suite's fixtures that the all-in-one's bootstrap creates (the
+// public flavor m1.nano, the public image aio-tiny, the external network "public") are created
+// first, as an admin would. KUPENSTACK_E2E_ON_CLOUD_ALSO (test names, comma-separated) adds
+// tests to the first run: a way to try a case of the suite on this cloud.
+func e2eOnCloud(ctx context.Context, t *testing.T, c *cluster, busURL string) {
 	t.Helper()
 	if out, err := openstackShell(ctx, t, c, "e2e-fixtures", `
 openstack flavor show m1.nano >/dev/null 2>&1 || openstack flavor create --public --ram 128 --vcpus 1 --disk 1 m1.nano
 head -c 1048576 /dev/zero > /tmp/tiny.raw
 openstack image show aio-tiny >/dev/null 2>&1 ||
   openstack image create --public --disk-format raw --container-format bare --file /tmp/tiny.raw aio-tiny
+openstack network show `+externalNetwork+` >/dev/null 2>&1 || {
+  openstack network create --external --provider-network-type flat --provider-physical-network external `+externalNetwork+`
+  openstack subnet create --network `+externalNetwork+` --subnet-range `+externalCIDR+` --gateway `+externalGateway+` --no-dhcp `+externalNetwork+`-subnet
+} >/dev/null
 openstack image show aio-tiny -f value -c status`); err != nil || !strings.HasSuffix(out, "active") {
 		t.Fatalf("the suite's fixtures: %q %v", out, err)
 	}
@@ -47,13 +54,28 @@ openstack image show aio-tiny -f value -c status`); err != nil || !strings.HasSu
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the e2e suite: %v\n%s", err, out)
 	}
+	listenerOff, listenerOn := e2e.RealCloudRuns()
+	if also := os.Getenv("KUPENSTACK_E2E_ON_CLOUD_ALSO"); also != "" {
+		listenerOff = append(strings.Split(also, ","), listenerOff...)
+	}
+	for _, run := range []struct {
+		name, busURL string
+		tests        []string
+	}{{"listener off", "", listenerOff}, {"listener on", busURL, listenerOn}} {
+		e2eRun(ctx, t, c, bin, clouds, run.name, run.busURL, run.tests)
+	}
+}
+
+// e2eRun is one run of the e2e suite's tests on the deployed cloud, the notification listener
+// on at busURL unless it is empty.
+func e2eRun(ctx context.Context, t *testing.T, c *cluster, bin, clouds, name, busURL string, tests []string) {
+	t.Helper()
 	start := time.Now()
-	tests := e2e.RealCloudTests()
 	run := exec.CommandContext(ctx, bin, "-test.v", "-test.count=1", "-test.timeout=30m",
 		"-test.run", e2e.ExactPattern(tests))
 	run.Dir = filepath.Join(c.root, "test", "e2e")
 	run.Env = append(os.Environ(), "OS_CLIENT_CONFIG_FILE="+clouds, "OS_CLOUD=openstack", "KUPENSTACK_E2E=required",
-		"KUPENSTACK_E2E_DNS="+dnsIP+":53", "KUPENSTACK_NOTIFICATIONS_URL=", e2e.LeaveToRealCloudEnv+"=")
+		"KUPENSTACK_E2E_DNS="+dnsIP+":53", "KUPENSTACK_NOTIFICATIONS_URL="+busURL, e2e.LeaveToRealCloudEnv+"=")
 	out, err := run.CombinedOutput()
 	passed, failed := 0, 0
 	var summary strings.Builder
@@ -70,13 +92,13 @@ openstack image show aio-tiny -f value -c status`); err != nil || !strings.HasSu
 		}
 		summary.WriteString(line + "\n")
 	}
-	t.Logf("resource suite on the cloud the operator deployed: %d passed, %d failed, %s\n%s",
-		passed, failed, time.Since(start).Round(time.Second), summary.String())
+	t.Logf("resource suite on the cloud the operator deployed (%s): %d passed, %d failed, %s\n%s",
+		name, passed, failed, time.Since(start).Round(time.Second), summary.String())
 	if err != nil || failed > 0 || passed < len(tests) {
-		full := filepath.Join(os.TempDir(), "kupenstack-e2e-on-cloud.log")
+		full := filepath.Join(os.TempDir(), "kupenstack-e2e-on-cloud-"+strings.ReplaceAll(name, " ", "-")+".log")
 		_ = os.WriteFile(full, out, 0o644)
 		lines := strings.Split(string(out), "\n")
-		t.Errorf("resource suite on the cloud: %v (%d/%d passed); whole output in %s, its end:\n%s", err, passed, len(tests), full,
+		t.Errorf("resource suite on the cloud (%s): %v (%d/%d passed); whole output in %s, its end:\n%s", name, err, passed, len(tests), full,
 			strings.Join(lines[max(0, len(lines)-200):], "\n"))
 	}
 }

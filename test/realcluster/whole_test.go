@@ -116,8 +116,9 @@ func TestWholeCloud(t *testing.T) {
 	// One after the other: the one compute node's 8 vCPUs (2 cores, Nova's allocation ratio 4) do
 	// not hold the tenant's six guests and the suite's servers at once (side by side, the suite's
 	// servers found no valid host), and the tenant checks that no server is left after it.
+	busURL := operatorHearsTheCloud(ctx, t, c)
 	tenantOnCloud(ctx, t, c, cl, guest)
-	e2eOnCloud(ctx, t, c)
+	e2eOnCloud(ctx, t, c, busURL)
 	oneSettingUpgrade(ctx, t, c, cl, profile)
 	upgradeFaults(ctx, t, c, cl, cfg, profile)
 	computeRoleDroppedAndBack(ctx, t, c, cl, cfg)

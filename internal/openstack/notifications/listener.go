@@ -40,6 +40,10 @@ var routingKeys = []string{"notifications.*", "versioned_notifications.*"}
 type Listener struct {
 	// URL of the broker, amqp://user:password@host:port/vhost. Never logged.
 	URL string
+	// URLFrom, when set, gives the URL at every connection attempt instead: the broker of a
+	// cloud the operator deploys is known only once the cloud is up, and its credentials can
+	// change. ErrNotPublished means "not yet": the listener waits without logging an error.
+	URLFrom func(context.Context) (string, error)
 	// Exchanges to bind to; DefaultExchanges when empty. Missing ones are skipped.
 	Exchanges []string
 	// Handle is called for every notification about a KupenStack kind.
@@ -61,25 +65,37 @@ func redacted(raw string) string {
 	return u.Redacted()
 }
 
+// ErrNotPublished is what a URLFrom answers while there is no broker to connect to yet.
+var ErrNotPublished = errors.New("the notification bus's URL is not published yet")
+
 // Start listens until ctx ends.
 func (l *Listener) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("notifications").WithValues("broker", redacted(l.URL))
+	log := ctrl.LoggerFrom(ctx).WithName("notifications")
 	maxBackoff := l.MaxBackoff
 	if maxBackoff <= 0 {
 		maxBackoff = time.Minute
 	}
-	backoff := time.Second
+	first := min(time.Second, maxBackoff)
+	backoff := first
 	for {
 		start := time.Now()
-		err := l.listen(ctx)
+		raw, err := l.url(ctx)
+		if err == nil {
+			err = l.listen(ctx, raw)
+		}
 		connected.Set(0)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if time.Since(start) > maxBackoff { // it worked for a while: start over quickly
-			backoff = time.Second
+			backoff = first
 		}
-		log.Error(err, "notification listener disconnected; changes are found by the periodic checks until it reconnects", "retryIn", backoff)
+		switch {
+		case errors.Is(err, ErrNotPublished):
+			log.V(1).Info("waiting for the notification bus's URL; changes are found by the periodic checks meanwhile", "reason", err.Error(), "retryIn", backoff)
+		default:
+			log.Error(err, "notification listener disconnected; changes are found by the periodic checks until it reconnects", "broker", redacted(raw), "retryIn", backoff)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -89,11 +105,23 @@ func (l *Listener) Start(ctx context.Context) error {
 	}
 }
 
-// listen runs one connection until it fails or ctx ends.
-func (l *Listener) listen(ctx context.Context) error {
-	conn, err := amqp.DialConfig(l.URL, amqp.Config{Heartbeat: 10 * time.Second, Dial: amqp.DefaultDial(10 * time.Second)})
+// url is the broker to connect to now.
+func (l *Listener) url(ctx context.Context) (string, error) {
+	if l.URLFrom == nil {
+		return l.URL, nil
+	}
+	raw, err := l.URLFrom(ctx)
+	if err == nil && raw == "" {
+		err = ErrNotPublished
+	}
+	return raw, err
+}
+
+// listen runs one connection to the broker at raw until it fails or ctx ends.
+func (l *Listener) listen(ctx context.Context, raw string) error {
+	conn, err := amqp.DialConfig(raw, amqp.Config{Heartbeat: 10 * time.Second, Dial: amqp.DefaultDial(10 * time.Second)})
 	if err != nil {
-		return fmt.Errorf("connecting: %w", scrub(err, l.URL))
+		return fmt.Errorf("connecting: %w", scrub(err, raw))
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()

@@ -2,8 +2,10 @@ package notifications
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,7 +92,7 @@ func TestListenerWithoutBroker(t *testing.T) {
 		t.Skip("dials 127.0.0.1")
 	}
 	l := &Listener{URL: "amqp://kupenstack:s3cret-pw@127.0.0.1:1/", MaxBackoff: 50 * time.Millisecond}
-	err := l.listen(context.Background())
+	err := l.listen(context.Background(), l.URL)
 	if err == nil || strings.Contains(err.Error(), "s3cret-pw") {
 		t.Fatalf("listen error %v", err)
 	}
@@ -101,5 +103,73 @@ func TestListenerWithoutBroker(t *testing.T) {
 	}
 	if testutil.ToFloat64(connected) != 0 {
 		t.Error("reported connected without a broker")
+	}
+}
+
+// TestListenerURLFrom: a listener whose URL is published later (the life-cycle's, once Nova is
+// up) waits while there is none and connects once there is.
+func TestListenerURLFrom(t *testing.T) {
+	url := brokerURL(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var asked atomic.Int32
+	l := &Listener{Exchanges: []string{"kupenstack-test-urlfrom"}, MaxBackoff: 50 * time.Millisecond,
+		URLFrom: func(context.Context) (string, error) {
+			switch asked.Add(1) {
+			case 1:
+				return "", fmt.Errorf("%w: no Secret yet", ErrNotPublished)
+			case 2:
+				return "", nil // a Secret without the key
+			}
+			return url, nil
+		}}
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.ExchangeDeclare("kupenstack-test-urlfrom", "topic", false, true, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.Start(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for testutil.ToFloat64(connected) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("listener never connected (URL asked %d times)", asked.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := asked.Load(); n != 3 {
+		t.Errorf("URL asked %d times before connecting, want 3", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListenerURLNeverPublished: without a URL the listener never reports itself connected and
+// stops with its context.
+func TestListenerURLNeverPublished(t *testing.T) {
+	var asked atomic.Int32
+	l := &Listener{MaxBackoff: 20 * time.Millisecond, URLFrom: func(context.Context) (string, error) {
+		asked.Add(1)
+		return "", ErrNotPublished
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := l.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if asked.Load() < 2 {
+		t.Errorf("URL asked %d times in 300 ms, want it asked again after each wait", asked.Load())
+	}
+	if testutil.ToFloat64(connected) != 0 {
+		t.Error("reported connected without a URL")
 	}
 }

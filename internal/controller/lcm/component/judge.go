@@ -44,5 +44,10 @@ func (ready) act(ctx context.Context, p *pass, o *observation) outcome {
 			return after(waitingPeriod, transient(fmt.Errorf("publishing the admin clouds.yaml: %w", err)))
 		}
 	}
+	if p.r.Publisher != nil && comp.Name == notificationsComponent {
+		if err := p.r.Publisher.PublishNotifications(ctx, o.chart, o.values, comp.Spec.Namespace); err != nil {
+			return after(waitingPeriod, transient(fmt.Errorf("publishing the notification bus's URL: %w", err)))
+		}
+	}
 	return after(p.r.ReadyPeriod, conditions.State{Ready: true})
 }

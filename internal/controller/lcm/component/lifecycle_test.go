@@ -2,6 +2,7 @@ package component_test
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"sync/atomic"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/lcm/component"
 	"github.com/kupenstack/kupenstack/internal/lcm/credentials"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
@@ -192,6 +194,22 @@ func TestCloudLifecycle(t *testing.T) {
 		doc := string(published.Data[openstack.CloudsYAMLKey])
 		if !strings.Contains(doc, "keystone-api."+cloudNS+".svc") || !strings.Contains(doc, admin) {
 			t.Errorf("published clouds.yaml does not point at the deployed keystone with its admin password:\n%s", strings.ReplaceAll(doc, admin, "***"))
+		}
+		// Nova's notification bus, as nova's own chart connects to it: its user, password and vhost.
+		var bus corev1.Secret
+		if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudSecret.Namespace, Name: component.NotificationsSecretName}, &bus); err != nil {
+			t.Fatal(err)
+		}
+		novaBus := string(s.Data["messaging-nova"])
+		if want := "amqp://nova:" + url.UserPassword("nova", novaBus).String()[len("nova:"):] + "@rabbitmq." + cloudNS + ".svc.cluster.local:5672/nova"; len(novaBus) < 24 || string(bus.Data[component.NotificationsURLKey]) != want {
+			t.Errorf("the published notification bus's URL is not nova's broker with nova's generated password (%d characters)", len(bus.Data[component.NotificationsURLKey]))
+		}
+		var novaRabbit corev1.Secret
+		if err := env.Client.Get(env.Ctx, types.NamespacedName{Namespace: cloudNS, Name: "nova-rabbitmq-user"}, &novaRabbit); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(novaRabbit.Data["RABBITMQ_CONNECTION"]), ":"+novaBus+"@") {
+			t.Error("nova's chart connects to RabbitMQ with another password than the published URL's")
 		}
 		_, notes := componentEvents(t, "")
 		for _, c := range components(t) {

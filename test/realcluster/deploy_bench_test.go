@@ -302,6 +302,14 @@ func uninstallReleases(ctx context.Context, t *testing.T, c *cluster, releases [
 			t.Errorf("helm uninstall %s: %v", r.name, err)
 		}
 	}
+	// The charts make their keystone and database Jobs as Helm hooks (helm3_hook: true) without a
+	// delete policy, and helm uninstall leaves hooks: their pods stayed (2026-11-29, the fourth
+	// run waited 10 minutes for them). OpenStack-Helm's own clean-up deletes them too.
+	background := metav1.DeletePropagationBackground
+	if err := c.cs.BatchV1().Jobs(cloudNamespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background},
+		metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting the Jobs helm uninstall left: %v", err)
+	}
 	var left []corev1.Pod
 	if err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		pods, err := c.cs.CoreV1().Pods(cloudNamespace).List(ctx, metav1.ListOptions{})

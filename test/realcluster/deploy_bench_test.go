@@ -203,10 +203,15 @@ func labelNode(ctx context.Context, t *testing.T, c *cluster, node string, label
 // waited for together, as OpenStack-Helm's compute-kit script does; --wait on the first of them
 // alone would never end.
 func helmSteps(releases []deployedRelease) [][]deployedRelease {
+	// In OpenStack-Helm's order (values.Components), whatever order the operator installed in.
+	order := map[string]int{}
 	waitsFor := map[string][]string{}
-	for _, comp := range values.Components {
+	for i, comp := range values.Components {
+		order[comp.Name] = i
 		waitsFor[comp.Name] = comp.WaitsFor
 	}
+	releases = slices.Clone(releases)
+	slices.SortStableFunc(releases, func(a, b deployedRelease) int { return order[a.name] - order[b.name] })
 	present := map[string]bool{}
 	for _, r := range releases {
 		present[r.name] = true

@@ -52,10 +52,11 @@ type Component struct {
 	Optional bool
 	// DependsOn: components that must be ready before this one is installed or upgraded.
 	DependsOn []string
-	// WaitsFor: components of the same phase some of this one's pods wait for at run time
-	// (kubernetes-entrypoint init containers) that cannot be install dependencies because of a
-	// cycle; both are installed side by side and become ready together. No Helm hook waits for
-	// them (a hook would hold the install), and none of them depends on this one.
+	// WaitsFor: components some of this one's pods wait for at run time (kubernetes-entrypoint
+	// init containers) but none of its Helm hooks does (a hook would hold the install): they
+	// need not be ready before its install, which then runs beside theirs, as OpenStack-Helm's
+	// own scripts install them (a cycle, nova and neutron, could not be ordered otherwise). None
+	// of them depends on this one.
 	WaitsFor []string
 	// Phase of a release upgrade.
 	Phase int
@@ -143,9 +144,13 @@ var Components = []Component{
 	{Name: "placement", Chart: "placement", Phase: PhaseImagePlacement, Service: "placement",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"}, Image: "placement"},
 	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
-		// nova-compute waits for neutron-server and, on its node, for the libvirt and
-		// neutron-ovs-agent pods; neutron's agents wait for nova-api and nova-metadata.
-		DependsOn: []string{"keystone", "glance", "placement"}, WaitsFor: []string{"neutron", "libvirt"},
+		// Its hook Jobs (databases, keystone users and endpoints, RabbitMQ user) need keystone
+		// only; nova-compute waits for glance and neutron-server and, on its node, for the
+		// libvirt and neutron-ovs-agent pods, the scheduler for placement; neutron's agents wait
+		// for nova-api and nova-metadata. Installed once keystone is ready, its Jobs run while
+		// glance and placement come up (make bench-deploy, 2026-11-29: after them, nova was the
+		// last component Ready by minutes).
+		DependsOn: []string{"keystone"}, WaitsFor: []string{"glance", "placement", "neutron", "libvirt"},
 		ReplicaKeys:  []string{"osapi", "api_metadata", "conductor", "scheduler", "novncproxy"},
 		ResourceKeys: []string{"api", "api_metadata", "compute", "conductor", "scheduler", "novncproxy"},
 		Image:        "nova", ImageExceptions: map[string]string{"nova_cell_setup_init": imgClient,
@@ -164,9 +169,9 @@ var Components = []Component{
 			{Key: "neutron_l3-agent", Label: LabelControlPlane},
 			{Key: "neutron_metadata-agent", Label: LabelControlPlane},
 		}},
-	// libvirt's pods wait for a neutron-ovs-agent pod on their node, so it comes after neutron,
-	// in neutron's phase.
-	{Name: "libvirt", Chart: "libvirt", Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch", "neutron"},
+	// libvirt's pods wait for a neutron-ovs-agent pod on their node (run time only: installed
+	// beside neutron), in neutron's phase.
+	{Name: "libvirt", Chart: "libvirt", Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch"}, WaitsFor: []string{"neutron"},
 		ResourceKeys: []string{"libvirt"},
 		Image:        "@libvirt", ImageExceptions: map[string]string{"ceph_config_helper": imgCephHelper,
 			"kubectl": "@kubectl", "libvirt_exporter": "@libvirt-exporter"},

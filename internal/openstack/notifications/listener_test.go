@@ -30,27 +30,24 @@ func brokerURL(t *testing.T) string {
 	return u
 }
 
-// TestListenerReceivesFromTheBus publishes oslo-style notifications on a real broker, as Nova
-// does, and expects the listener's events; a message of another service is dropped.
-func TestListenerReceivesFromTheBus(t *testing.T) {
-	url := brokerURL(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	events := make(chan Event, 10)
-	l := &Listener{URL: url, Exchanges: []string{"kupenstack-test"}, Handle: func(_ context.Context, ev Event) { events <- ev }}
-
+// startOnExchange declares a topic exchange on the broker at url (auto-deleted with the test's
+// connection) and starts l on it; it returns a channel to publish on and the listener's end.
+// The test fails if the listener is not connected within 30 s.
+func startOnExchange(ctx context.Context, t *testing.T, url, exchange string, l *Listener) (*amqp.Channel, <-chan error) {
+	t.Helper()
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { _ = conn.Close() })
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.ExchangeDeclare("kupenstack-test", "topic", false, true, false, false, nil); err != nil {
+	if err := ch.ExchangeDeclare(exchange, "topic", false, true, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
+	l.Exchanges = []string{exchange}
 	done := make(chan error, 1)
 	go func() { done <- l.Start(ctx) }()
 	deadline := time.Now().Add(30 * time.Second)
@@ -60,6 +57,18 @@ func TestListenerReceivesFromTheBus(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return ch, done
+}
+
+// TestListenerReceivesFromTheBus publishes oslo-style notifications on a real broker, as Nova
+// does, and expects the listener's events; a message of another service is dropped.
+func TestListenerReceivesFromTheBus(t *testing.T) {
+	url := brokerURL(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan Event, 10)
+	l := &Listener{URL: url, Handle: func(_ context.Context, ev Event) { events <- ev }}
+	ch, done := startOnExchange(ctx, t, url, "kupenstack-test", l)
 	publish := func(body []byte) {
 		t.Helper()
 		if err := ch.PublishWithContext(ctx, "kupenstack-test", "notifications.info", false, false,
@@ -113,37 +122,16 @@ func TestListenerURLFrom(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var asked atomic.Int32
-	l := &Listener{Exchanges: []string{"kupenstack-test-urlfrom"}, MaxBackoff: 50 * time.Millisecond,
-		URLFrom: func(context.Context) (string, error) {
-			switch asked.Add(1) {
-			case 1:
-				return "", fmt.Errorf("%w: no Secret yet", ErrNotPublished)
-			case 2:
-				return "", nil // a Secret without the key
-			}
-			return url, nil
-		}}
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.ExchangeDeclare("kupenstack-test-urlfrom", "topic", false, true, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- l.Start(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for testutil.ToFloat64(connected) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("listener never connected (URL asked %d times)", asked.Load())
+	l := &Listener{MaxBackoff: 50 * time.Millisecond, URLFrom: func(context.Context) (string, error) {
+		switch asked.Add(1) {
+		case 1:
+			return "", fmt.Errorf("%w: no Secret yet", ErrNotPublished)
+		case 2:
+			return "", nil // a Secret without the key
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return url, nil
+	}}
+	_, done := startOnExchange(ctx, t, url, "kupenstack-test-urlfrom", l)
 	if n := asked.Load(); n != 3 {
 		t.Errorf("URL asked %d times before connecting, want 3", n)
 	}

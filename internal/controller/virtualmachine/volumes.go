@@ -68,19 +68,17 @@ func syncVolumes(ctx context.Context, s generic.Scope, sc *gophercloud.ServiceCl
 	if err != nil {
 		return err
 	}
-	// busy returns a wait while Cinder is attaching or detaching the volume.
-	busy := func(id string) error {
+	// busy returns a wait while Cinder is attaching or detaching the volume, or, for a detach,
+	// has already detached it.
+	busy := func(id string, detaching bool) error {
 		v, err := volumes.Get(ctx, cinder, id).Extract()
 		if err != nil {
 			return fmt.Errorf("reading volume %s: %w", id, err)
 		}
-		if volumeInTransition(v.Status) {
-			return generic.WaitFor(fmt.Sprintf("volume %s is %s", id, v.Status), resizePoll)
-		}
-		return nil
+		return volumeBusy(id, v.Status, detaching)
 	}
 	for _, id := range detach {
-		if err := busy(id); err != nil {
+		if err := busy(id, true); err != nil {
 			return err
 		}
 		if err := volumeattach.Delete(ctx, sc, cur.ID, id).ExtractErr(); err != nil {
@@ -88,12 +86,27 @@ func syncVolumes(ctx context.Context, s generic.Scope, sc *gophercloud.ServiceCl
 		}
 	}
 	for id := range want {
-		if err := busy(id); err != nil {
+		if err := busy(id, false); err != nil {
 			return err
 		}
 		if _, err := volumeattach.Create(ctx, sc, cur.ID, volumeattach.CreateOpts{VolumeID: id}).Extract(); err != nil {
 			return fmt.Errorf("attaching volume %s: %w", id, err)
 		}
+	}
+	return nil
+}
+
+// volumeBusy is the wait before attaching or detaching a volume of that Cinder status, or nil.
+// A volume the server still lists but Cinder shows available is being detached: Cinder frees it
+// before Nova drops it from the server, and a second detach in between is answered 400 ("Volume
+// status must be 'in-use'"), an error that would stop the VM until its next resync (a CI run of
+// 2026-11-29 met it two seconds after the first detach).
+func volumeBusy(id, status string, detaching bool) error {
+	switch {
+	case volumeInTransition(status):
+		return generic.WaitFor(fmt.Sprintf("volume %s is %s", id, status), resizePoll)
+	case detaching && status == "available":
+		return generic.WaitFor(fmt.Sprintf("volume %s is detached in Cinder; waiting for Nova to drop it from the server", id), resizePoll)
 	}
 	return nil
 }

@@ -64,25 +64,35 @@ func (c *CloudPublisher) Publish(ctx context.Context, namespace string) error {
 	if err != nil {
 		return err
 	}
+	return c.publishSecret(ctx, c.Secret, openstack.CloudsYAMLKey, doc)
+}
+
+// publishSecret creates the Secret key (and its namespace) holding value under dataKey, or
+// refreshes that value, unless the Secret exists and was not written by KupenStack (an admin's
+// own, e.g. the credentials of an existing cloud).
+func (c *CloudPublisher) publishSecret(ctx context.Context, key types.NamespacedName, dataKey string, value []byte) error {
 	var s corev1.Secret
-	err = c.Client.Get(ctx, c.Secret, &s)
+	err := c.Client.Get(ctx, key, &s)
 	if apierrors.IsNotFound(err) {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Secret.Namespace}}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace}}
 		if err := c.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		s = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.Secret.Name, Namespace: c.Secret.Namespace,
+		s = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
 			Annotations: map[string]string{annotationPublishedBy: "lcm"}},
-			Data: map[string][]byte{openstack.CloudsYAMLKey: doc}}
+			Data: map[string][]byte{dataKey: value}}
 		return c.Client.Create(ctx, &s)
 	}
 	if err != nil {
 		return err
 	}
-	if s.Annotations[annotationPublishedBy] != "lcm" || string(s.Data[openstack.CloudsYAMLKey]) == string(doc) {
+	if s.Annotations[annotationPublishedBy] != "lcm" || string(s.Data[dataKey]) == string(value) {
 		return nil
 	}
 	before := s.DeepCopy()
-	s.Data[openstack.CloudsYAMLKey] = doc
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	s.Data[dataKey] = value
 	return c.Client.Patch(ctx, &s, client.MergeFrom(before))
 }

@@ -201,7 +201,7 @@ func TestCloudLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		novaBus := string(s.Data["messaging-nova"])
-		if want := "amqp://nova:" + url.UserPassword("nova", novaBus).String()[len("nova:"):] + "@rabbitmq." + cloudNS + ".svc.cluster.local:5672/nova"; len(novaBus) < 24 || string(bus.Data[component.NotificationsURLKey]) != want {
+		if want := (&url.URL{Scheme: "amqp", User: url.UserPassword("nova", novaBus), Host: "rabbitmq." + cloudNS + ".svc.cluster.local:5672", Path: "/nova"}).String(); len(novaBus) < 24 || string(bus.Data[component.NotificationsURLKey]) != want {
 			t.Errorf("the published notification bus's URL is not nova's broker with nova's generated password (%d characters)", len(bus.Data[component.NotificationsURLKey]))
 		}
 		var novaRabbit corev1.Secret

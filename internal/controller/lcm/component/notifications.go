@@ -10,11 +10,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // NotificationsSecretName is the Secret, beside the published clouds.yaml, holding the AMQP URL
@@ -70,32 +66,6 @@ func computeNotificationsURL(ch *chart.Chart, vals map[string]any, namespace str
 	return u.String(), nil
 }
 
-// publishNotifications creates or refreshes the notifications Secret in the namespace of the
-// clouds.yaml Secret, unless one exists that KupenStack did not write (an admin's own).
-func (c *CloudPublisher) publishNotifications(ctx context.Context, busURL string) error {
-	key := types.NamespacedName{Namespace: c.Secret.Namespace, Name: NotificationsSecretName}
-	var s corev1.Secret
-	err := c.Client.Get(ctx, key, &s)
-	if apierrors.IsNotFound(err) {
-		s = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
-			Annotations: map[string]string{annotationPublishedBy: "lcm"}},
-			Data: map[string][]byte{NotificationsURLKey: []byte(busURL)}}
-		return c.Client.Create(ctx, &s)
-	}
-	if err != nil {
-		return err
-	}
-	if s.Annotations[annotationPublishedBy] != "lcm" || string(s.Data[NotificationsURLKey]) == busURL {
-		return nil
-	}
-	before := s.DeepCopy()
-	if s.Data == nil {
-		s.Data = map[string][]byte{}
-	}
-	s.Data[NotificationsURLKey] = []byte(busURL)
-	return c.Client.Patch(ctx, &s, client.MergeFrom(before))
-}
-
 // PublishNotifications publishes the URL of Nova's bus, from the chart and values of its
 // release, once nova is ready.
 func (c *CloudPublisher) PublishNotifications(ctx context.Context, ch *chart.Chart, vals map[string]any, namespace string) error {
@@ -103,5 +73,6 @@ func (c *CloudPublisher) PublishNotifications(ctx context.Context, ch *chart.Cha
 	if err != nil {
 		return err
 	}
-	return c.publishNotifications(ctx, busURL)
+	return c.publishSecret(ctx, types.NamespacedName{Namespace: c.Secret.Namespace, Name: NotificationsSecretName},
+		NotificationsURLKey, []byte(busURL))
 }

@@ -6,13 +6,16 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/tags"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -129,6 +132,15 @@ func init() {
 				id, err := vmDependencyID(ctx, vm, "data", &kupenstackv1.Volume{})
 				if err != nil {
 					return err
+				}
+				// The VM is Ready once Nova lists the volume on the server, which can be before
+				// Cinder ends the attach; an admin's detach before then is refused (400, "Volume
+				// status must be 'in-use'"), as a CI run of 2026-11-29 met.
+				if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+					v, err := volumes.Get(ctx, c.cinder, id).Extract()
+					return err == nil && v.Status == "in-use", nil
+				}); err != nil {
+					return fmt.Errorf("volume %s never in-use in Cinder: %w", id, err)
 				}
 				return volumeattach.Delete(ctx, c.nova, vm.Status.ID, id).ExtractErr()
 			},

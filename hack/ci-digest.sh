@@ -6,8 +6,9 @@
 set -euo pipefail
 log=$1
 cut_long() { cut -c1-400; }
-# A line may start with a time of day ("hh:mm:ss "), as in logs a reader timestamped.
-ts='^([0-9]{2}:[0-9]{2}:[0-9]{2} )?'
+# A line may start with a time of day ("hh:mm:ss "), as in logs a reader timestamped, then with
+# "[cloud] ", make test's mark on the real cluster's lines.
+ts='^([0-9]{2}:[0-9]{2}:[0-9]{2} )?(\[cloud\] )?'
 echo
 echo "==== what failed (from $log) ===="
 grep -E -e "${ts}\\s*--- FAIL: " -e "${ts}FAIL\\s" -e "${ts}panic: " -e "${ts}make(\\[[0-9]+\\])?: \\*\\*\\*" "$log" | cut_long | tail -n 20 || true

@@ -29,8 +29,8 @@ import (
 //
 // The all-in-one is shared with the other tests, so the samples are adapted, and only in what
 // depends on the cloud: cluster-scoped names get a suffix (references follow), the tenant is the
-// test's own namespace, the external network is a VLAN of the all-in-one's physical network
-// "public" (its one flat network is taken) on a range of its own, and the image data comes from
+// test's own namespace, the external network is a VLAN of the cloud's physical network
+// vlanPhysnet (its one flat network is taken) on a range of its own, and the image data comes from
 // a server of the test.
 func TestDayOne(t *testing.T) {
 	requireCloud(t)
@@ -83,7 +83,7 @@ func TestDayOne(t *testing.T) {
 			must(t, unstructured.SetNestedField(o.Object, ns, "spec", "namespace"))
 		case "ProviderNetwork":
 			must(t, unstructured.SetNestedField(o.Object, "vlan", "spec", "networkType"))
-			must(t, unstructured.SetNestedField(o.Object, "public", "spec", "physicalNetwork"))
+			must(t, unstructured.SetNestedField(o.Object, vlanPhysnet(), "spec", "physicalNetwork"))
 		case "ProviderSubnet":
 			ref, _, _ := unstructured.NestedString(o.Object, "spec", "providerNetworkRef")
 			must(t, unstructured.SetNestedField(o.Object, renamed[ref], "spec", "providerNetworkRef"))

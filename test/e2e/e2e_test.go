@@ -6,6 +6,11 @@
 // the cloud the operator deployed on the real cluster names its endpoints in cluster.local, which
 // only the cluster's DNS answers (test/realcluster runs this suite against it so).
 //
+// KUPENSTACK_E2E_VLAN_PHYSNET names the physical network whose VLANs 100-199 the provider
+// network tests may take: "public" on the all-in-one (the default), "external" on the deployed cloud.
+//
+// KUPENSTACK_E2E_COMPUTE_HOST names the cloud's one compute host ("aio" by default).
+//
 // Without OS_CLIENT_CONFIG_FILE the tests skip, unless KUPENSTACK_E2E=required (make test sets
 // it), in which case they fail: CI must never pass by skipping them.
 package e2e
@@ -65,6 +70,12 @@ var (
 		WithManagerClient(func(c client.Client) client.Client { return crashingClient{c} }).
 		WithLogOutput(&operatorLog)
 )
+
+// vlanPhysnet is the physical network of the cloud whose VLANs 100-199 are free for the provider
+// network tests (its one flat network is the cloud's external network).
+func vlanPhysnet() string {
+	return cmp.Or(os.Getenv("KUPENSTACK_E2E_VLAN_PHYSNET"), "public")
+}
 
 // vmHealthPeriod: failed VMs are found by the health check (the servers changed since its
 // previous list; the full list only every ResyncPeriod), a little more often than the 5 s default.

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -17,8 +19,11 @@ import (
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
-// aioHost is the all-in-one cloud's only compute host; its Kubernetes node has the same name.
-const aioHost = "aio"
+// computeHost is the cloud's one compute host (KUPENSTACK_E2E_COMPUTE_HOST; the all-in-one's,
+// "aio", by default); the test makes a Kubernetes node of the same name.
+func computeHost() string {
+	return cmp.Or(os.Getenv("KUPENSTACK_E2E_COMPUTE_HOST"), "aio")
+}
 
 // TestHostAggregatePlacement: node labels select the aggregate's hosts, a VM naming the
 // aggregate lands in its zone, and label changes move hosts in and out.
@@ -27,7 +32,7 @@ func TestHostAggregatePlacement(t *testing.T) {
 	c := adminClients(t)
 	ns := newNamespace(t)
 	label := "e2e.kupenstack.io/" + ns
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: aioHost}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: computeHost()}}
 	if err := env.Client.Create(env.Ctx, node); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +43,7 @@ func TestHostAggregatePlacement(t *testing.T) {
 	setLabel := func(value string) {
 		t.Helper()
 		var n corev1.Node
-		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: aioHost}, &n); err != nil {
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: computeHost()}, &n); err != nil {
 			t.Fatal(err)
 		}
 		if n.Labels == nil {
@@ -75,7 +80,7 @@ func TestHostAggregatePlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.AvailabilityZone != ns || !slices.Equal(got.Hosts, []string{aioHost}) || got.Metadata["disk"] != "ssd" {
+	if got.AvailabilityZone != ns || !slices.Equal(got.Hosts, []string{computeHost()}) || got.Metadata["disk"] != "ssd" {
 		t.Errorf("aggregate %+v", got)
 	}
 	if !slices.Equal(agg.Status.NodesWithoutCompute, []string{other.Name}) {
@@ -83,7 +88,7 @@ func TestHostAggregatePlacement(t *testing.T) {
 	}
 	for _, v := range []*kupenstackv1.VirtualMachine{vm, bySelector} {
 		waitReady(t, v)
-		if r := v.Status.Resource; r == nil || r.AvailabilityZone != ns || r.Host != aioHost {
+		if r := v.Status.Resource; r == nil || r.AvailabilityZone != ns || r.Host != computeHost() {
 			t.Errorf("VM %s placed in %+v", v.Name, r)
 		}
 	}

@@ -56,7 +56,7 @@ func init() {
 			}},
 		fieldDrift{kind: "HostAggregate", field: "spec.nodeSelector", objects: objects,
 			change: func(ctx context.Context, c driftClients, obj generic.Object) error {
-				_, err := aggregates.AddHost(ctx, c.nova, id(obj), aggregates.AddHostOpts{Host: aioHost}).Extract()
+				_, err := aggregates.AddHost(ctx, c.nova, id(obj), aggregates.AddHostOpts{Host: computeHost()}).Extract()
 				return err
 			},
 			repaired: func(ctx context.Context, c driftClients, obj generic.Object) error {

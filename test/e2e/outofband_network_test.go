@@ -87,11 +87,11 @@ func driftNetwork(ns string) []client.Object {
 		}}}}
 }
 
-// driftProviderNetwork is a ProviderNetwork named after ns, on a VLAN of physnet "public" as in
+// driftProviderNetwork is a ProviderNetwork named after ns, on a VLAN of vlanPhysnet as in
 // TestProviderNetwork (the segment Neutron's choice: they are few).
 func driftProviderNetwork(ns string) *kupenstackv1.ProviderNetwork {
 	return &kupenstackv1.ProviderNetwork{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProviderNetworkSpec{
-		NetworkType: "vlan", PhysicalNetwork: "public",
+		NetworkType: "vlan", PhysicalNetwork: vlanPhysnet(),
 		NetworkParameters: kupenstackv1.NetworkParameters{Description: "spec description", Tags: driftNetworkTags,
 			AdminStateUp: new(true), MTU: new(1400), PortSecurityEnabled: new(true)},
 	}}

@@ -49,7 +49,7 @@ func init() {
 		sn.Spec.GatewayIP, sn.Spec.DisableGateway = "", true
 		return objs
 	}
-	// A ProviderSubnet shares the Subnet's comparison; its VLANs come from physnet public's 100.
+	// A ProviderSubnet shares the Subnet's comparison; its VLANs come from vlanPhysnet's 100.
 	providerSubnet := func(ns string) []client.Object {
 		return []client.Object{driftProviderNetwork(ns), &kupenstackv1.ProviderSubnet{ObjectMeta: objMeta("", ns),
 			Spec: kupenstackv1.ProviderSubnetSpec{ProviderNetworkRef: ns, SubnetParameters: driftSubnetParameters()}}}

@@ -39,9 +39,9 @@ func TestProviderNetwork(t *testing.T) {
 	name := fmt.Sprintf("e2e-ext-%d", time.Now().UnixNano()%1000000)
 	cidr := fmt.Sprintf("100.70.%d.0/24", cidrCounter.Add(1)%250)
 	pn := &kupenstackv1.ProviderNetwork{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kupenstackv1.ProviderNetworkSpec{
-		// physnet "public" of the all-in-one: flat is taken by its own external network, VLANs
-		// 100-199 are free.
-		NetworkType: "vlan", PhysicalNetwork: "public", External: true,
+		// The cloud's physical network for VLANs (vlanPhysnet): its flat network is taken by the
+		// cloud's own external network, VLANs 100-199 are free.
+		NetworkType: "vlan", PhysicalNetwork: vlanPhysnet(), External: true,
 		NetworkParameters: kupenstackv1.NetworkParameters{Description: "the admin's"},
 	}}
 	pn.Spec.ResyncPeriod = &kupenstackv1.Duration{Duration: 2 * time.Second} // fast drift repair for the test
@@ -58,7 +58,7 @@ func TestProviderNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	seg, _ := strconv.Atoi(net.SegmentationID)
-	if net.NetworkType != "vlan" || net.PhysicalNetwork != "public" || seg < 100 || seg > 199 || !net.External || net.Shared {
+	if net.NetworkType != "vlan" || net.PhysicalNetwork != vlanPhysnet() || seg < 100 || seg > 199 || !net.External || net.Shared {
 		t.Errorf("network in Neutron: type %q physnet %q segment %q external %v shared %v",
 			net.NetworkType, net.PhysicalNetwork, net.SegmentationID, net.External, net.Shared)
 	}

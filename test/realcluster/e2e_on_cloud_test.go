@@ -22,13 +22,16 @@ import (
 // endpoints in cluster.local, resolved by the cluster's DNS (KUPENSTACK_E2E_DNS). Two runs: the
 // first without the notification listener, the second with it, at the URL of Nova's bus the
 // life-cycle published (busURL). The suite's fixtures that the all-in-one's bootstrap creates (the
-// public flavor m1.nano, the public image aio-tiny, the external network "public") are created
-// first, as an admin would. KUPENSTACK_E2E_ON_CLOUD_ALSO (test names, comma-separated) adds
+// public flavors m1.nano, m1.small and m1.medium, the public image aio-tiny, the external network
+// "public") are created first, as an admin would. KUPENSTACK_E2E_ON_CLOUD_ALSO (test names, comma-separated) adds
 // tests to the first run: a way to try a case of the suite on this cloud.
 func e2eOnCloud(ctx context.Context, t *testing.T, c *cluster, busURL string) {
 	t.Helper()
 	if out, err := openstackShell(ctx, t, c, "e2e-fixtures", `
 openstack flavor show m1.nano >/dev/null 2>&1 || openstack flavor create --public --ram 128 --vcpus 1 --disk 1 m1.nano
+# The resize's larger flavors: their disks matter (qcow2, never filled), not their memory.
+openstack flavor show m1.small >/dev/null 2>&1 || openstack flavor create --public --ram 192 --vcpus 1 --disk 20 m1.small
+openstack flavor show m1.medium >/dev/null 2>&1 || openstack flavor create --public --ram 256 --vcpus 1 --disk 40 m1.medium
 head -c 1048576 /dev/zero > /tmp/tiny.raw
 openstack image show aio-tiny >/dev/null 2>&1 ||
   openstack image create --public --disk-format raw --container-format bare --file /tmp/tiny.raw aio-tiny
@@ -42,6 +45,10 @@ openstack image show aio-tiny -f value -c status`); err != nil || !strings.HasSu
 	secret, err := c.cs.CoreV1().Secrets(operatorNamespace).Get(ctx, "kupenstack-cloud", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("the cluster's one node: %v (%d nodes)", err, len(nodes.Items))
 	}
 	dir := t.TempDir()
 	clouds := filepath.Join(dir, "clouds.yaml")
@@ -62,20 +69,21 @@ openstack image show aio-tiny -f value -c status`); err != nil || !strings.HasSu
 		name, busURL string
 		tests        []string
 	}{{"listener off", "", listenerOff}, {"listener on", busURL, listenerOn}} {
-		e2eRun(ctx, t, c, bin, clouds, run.name, run.busURL, run.tests)
+		e2eRun(ctx, t, c, bin, clouds, nodes.Items[0].Name, run.name, run.busURL, run.tests)
 	}
 }
 
-// e2eRun is one run of the e2e suite's tests on the deployed cloud, the notification listener
-// on at busURL unless it is empty.
-func e2eRun(ctx context.Context, t *testing.T, c *cluster, bin, clouds, name, busURL string, tests []string) {
+// e2eRun is one run of the e2e suite's tests on the deployed cloud (its one compute host
+// computeHost), the notification listener on at busURL unless it is empty.
+func e2eRun(ctx context.Context, t *testing.T, c *cluster, bin, clouds, computeHost, name, busURL string, tests []string) {
 	t.Helper()
 	start := time.Now()
 	run := exec.CommandContext(ctx, bin, "-test.v", "-test.count=1", "-test.timeout=30m",
 		"-test.run", e2e.ExactPattern(tests))
 	run.Dir = filepath.Join(c.root, "test", "e2e")
 	run.Env = append(os.Environ(), "OS_CLIENT_CONFIG_FILE="+clouds, "OS_CLOUD=openstack", "KUPENSTACK_E2E=required",
-		"KUPENSTACK_E2E_DNS="+dnsIP+":53", "KUPENSTACK_NOTIFICATIONS_URL="+busURL, e2e.LeaveToRealCloudEnv+"=")
+		"KUPENSTACK_E2E_DNS="+dnsIP+":53", "KUPENSTACK_E2E_VLAN_PHYSNET="+vlanPhysnet,
+		"KUPENSTACK_E2E_COMPUTE_HOST="+computeHost, "KUPENSTACK_NOTIFICATIONS_URL="+busURL, e2e.LeaveToRealCloudEnv+"=")
 	out, err := run.CombinedOutput()
 	passed, failed := 0, 0
 	var summary strings.Builder

@@ -48,6 +48,10 @@ const (
 	externalCIDR     = "198.51.100.0/24"
 	externalGateway  = "198.51.100.1"
 	externalHostAddr = externalGateway + "/24"
+	// vlanPhysnet is the physical network whose VLANs 100-199 the profile lets admins take for
+	// provider networks (ml2_type_vlan in one-node.yaml): the resource suite's provider network
+	// tests use them.
+	vlanPhysnet = "external"
 )
 
 // adminNetworking is the cloud admin's external network as code: a flat network on the

@@ -75,34 +75,34 @@ docker-build: ## Build the operator's container image IMG (needs docker or podma
 
 ##@ Test
 .PHONY: test
-test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed) beside the real cluster's suites (root).
+test: ## Everything: unit, envtest and e2e (against the all-in-one cloud, started if needed), then the real cluster's suites (root) beside the reliability suite and fuzz.
 	@# The real cluster's tools build with the others, its images in the background (bin/images-prebuild.log).
 	PREPARE_REAL_CLUSTER=1 hack/prepare-tests.sh
 	@$(MAKE) --no-print-directory verify
-	@# The real cluster's suites are the longest part, and the cloud they deploy leaves about half of
-	@# the machine's CPU idle while it works (vmstat over a whole run, 2026-11-29): the all-in-one's
-	@# suites run beside them, the real cluster's lines marked [cloud]. Both run to their end, so a
-	@# failure in one still reports the other; the real cluster's clean-up leaves the host as found.
+	@$(MAKE) --no-print-directory test-suites PREPARED=1
+	@# The real cluster's suites leave about half of the machine's CPU idle while the cloud works
+	@# (vmstat over a whole run, 2026-11-29), the reliability suite and fuzz about 40 % busy: they run
+	@# side by side, the real cluster's lines marked [cloud]. Both run to their end, so a failure in
+	@# one still reports the other. test-suites, 80 % busy alone, runs before them: beside the
+	@# cloud's install it slowed both by half and an e2e case ran out of time (docs/benchmarks.md, section 8).
 	@set +e; \
 	  $(MAKE) --no-print-directory test-real-cluster RUN='$(REAL_CLUSTER_TESTS)' 2>&1 | sed -u 's/^/[cloud] /' & cloud=$$!; \
-	  $(MAKE) --no-print-directory test-suites PREPARED=1; suites=$$?; \
+	  KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) ./test/reliability/ && $(MAKE) --no-print-directory fuzz; beside=$$?; \
 	  wait $$cloud; cloud=$$?; \
-	  echo "make test: the all-in-one's suites exited $$suites, the real cluster's $$cloud"; \
-	  [ $$suites = 0 ] && [ $$cloud = 0 ]
+	  echo "make test: the reliability suite and fuzz exited $$beside, the real cluster's suites $$cloud"; \
+	  [ $$beside = 0 ] && [ $$cloud = 0 ]
 
 .PHONY: test-suites
-test-suites: ## The part of make test without the real cluster: unit, envtest, e2e on the all-in-one, the reliability suite, fuzz.
+test-suites: ## Unit, envtest and the resource suite on the all-in-one (make test's first part; no real cluster, no reliability suite).
 	$(if $(PREPARED),@: prepared by make test,hack/prepare-tests.sh)
 	@# The resource suite's cases the real cluster's suite runs on the deployed cloud are not run on the all-in-one too.
 	@# test/realcluster here runs its table tests; its cluster tests skip without KUPENSTACK_REAL_CLUSTER.
 	@# test/e2e writes its slowest tests to $(BIN)/e2e-times.txt (a passing package's output is not shown).
+	@# test/reliability runs apart: it stops neutron-server for a minute, which other packages' tests would see.
 	@rm -f $(BIN)/e2e-times.txt
 	slowest=$$(go list $(SLOWEST_PACKAGES)); KUPENSTACK_REAL_CLUSTER= KUPENSTACK_E2E=required KUPENSTACK_E2E_LEAVE_TO_REAL_CLOUD=1 KUPENSTACK_E2E_TIMES=$(abspath $(BIN))/e2e-times.txt \
 		$(TEST_ENV) go test $(GO_TEST_FLAGS) $$slowest $$(go list ./... | grep -v -e /test/reliability | grep -vxF "$$slowest")
 	@cat $(BIN)/e2e-times.txt 2>/dev/null || true
-	@# Alone among the all-in-one's suites: it stops neutron-server for a minute, which other packages' tests would see.
-	KUPENSTACK_E2E=required $(TEST_ENV) go test $(GO_TEST_FLAGS) ./test/reliability/
-	@$(MAKE) --no-print-directory fuzz
 
 .PHONY: test-reliability
 test-reliability: ## The reliability suite alone: SIGKILLs, OpenStack faults through a proxy, Neutron stopped 60 s (make test runs it too).

@@ -7,23 +7,31 @@ import (
 
 // OnRealCloud are the suite's tests that `make test` runs against the cloud the operator deployed
 // on the real cluster (test/realcluster, e2eOnCloud) and leaves out of its run against the
-// all-in-one (LeaveToRealCloudEnv). The rest need what that cloud does not serve yet; the README
-// ("The whole cloud", "The resource suite") lists them with the reasons:
-//   - the cases written with the all-in-one's images and samples (TestImportKinds,
-//     TestImageImportPublic, TestSamples), two compute hosts (TestHostAggregatePlacement);
-//   - what failed there once and is not understood yet: TestCrashBetweenCreateAndStatusWrite (its
-//     VirtualMachine case found no server made before the injected crash, and Keystone timed out
-//     deleting the project while 2 cores ran everything) and TestVirtualMachineSet (a healed
-//     member was replaced three times instead of once). Both passed there in a trial run on
-//     2026-11-29 (KUPENSTACK_E2E_ON_CLOUD_ALSO); one pass does not say the cause is gone.
+// all-in-one (LeaveToRealCloudEnv). The rest stay on the all-in-one; the README ("The resource
+// suite") lists them with the reasons:
+//   - tried on the deployed cloud on 2026-11-30 and failed there: TestApplicationCredential
+//     (Keystone lists the role "reader" too, which "member" implies there), TestHostAggregatePlacement
+//     (one compute host shared with the other tests: their servers land in the aggregate's zone
+//     while it holds the host, and Nova then refuses to take the host out);
+//   - too long for make test there: TestVirtualMachineResize (passed, 3 min 41 s: a real resize
+//     copies the disk twice), TestOutOfBandChangeRepaired (82 cases, 7 min on the all-in-one);
+//   - what failed there once and is not understood yet: TestVirtualMachineSet (a healed member
+//     was replaced three times instead of once) and TestCrashBetweenCreateAndStatusWrite (passed
+//     there twice since);
+//   - TestDayOne (its image is random bytes labelled qcow2, which a real hypervisor cannot boot),
+//     TestSamples (passed its creations there; not yet a whole run).
 var OnRealCloud = []string{
-	"TestDuplicateServerOfAVMIsDeleted", "TestDeletedPortTakesItsLateDuplicate", "TestFlavor", "TestServerGroupPlacement",
-	"TestImageLifecycle", "TestImportDetach", "TestTwoNamespacesTwoProjects", "TestLongNamespaceName",
-	"TestNamespaceDeletionRemovesEverything", "TestNetworkLifecycle", "TestNetworkImportUnmanaged",
-	"TestPortWaitsForASubnet", "TestPortUpdates", "TestRBACNamespaceIsolation", "TestSecurityGroupRulesAsSet",
-	"TestSubnetDependsOnNetwork", "TestVMWaitsForTheSubnetOfItsNetwork", "TestVirtualMachineRestartPolicyNever",
-	"TestVirtualMachineHealedByChangesList", "TestVolumeLifecycle", "TestVolumeFromImage", "TestVirtualMachineLifecycle",
-	"TestTokenAndCatalog", "TestRouterInterfacesAndGateway", "TestOutOfBandDeletionRepaired", "TestNotificationsWakeTheVM",
+	"TestDuplicateServerOfAVMIsDeleted", "TestDeletedPortTakesItsLateDuplicate", "TestFlavor",
+	"TestServerGroupPlacement", "TestImageLifecycle", "TestImportDetach", "TestTwoNamespacesTwoProjects",
+	"TestLongNamespaceName", "TestNamespaceDeletionRemovesEverything", "TestNetworkLifecycle",
+	"TestNetworkImportUnmanaged", "TestPortWaitsForASubnet", "TestPortUpdates", "TestRBACNamespaceIsolation",
+	"TestSecurityGroupRulesAsSet", "TestSubnetDependsOnNetwork", "TestVMWaitsForTheSubnetOfItsNetwork",
+	"TestVirtualMachineRestartPolicyNever", "TestVirtualMachineHealedByChangesList", "TestVolumeLifecycle",
+	"TestVolumeFromImage", "TestVirtualMachineLifecycle", "TestTokenAndCatalog",
+	"TestRouterInterfacesAndGateway", "TestOutOfBandDeletionRepaired",
+	"TestNetworkDeletionBlockedByOutsidePort", "TestProjectQuota", "TestVirtualMachineOverQuota",
+	"TestPublicImage", "TestProviderNetwork", "TestImageImportPublic", "TestImportKinds",
+	"TestNotificationsWakeTheVM",
 }
 
 // WithNotifications are the OnRealCloud tests run with the notification listener on, at the URL

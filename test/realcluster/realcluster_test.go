@@ -355,7 +355,7 @@ func clusterProcesses(t *testing.T, e env) map[int]string {
 				parent[pid], _ = strconv.Atoi(f[1])
 			}
 		}
-		if ours[exe] || strings.Contains(args, sock) || strings.Contains(args, conf) {
+		if clusterProcess(exe, args, ours, e.state, sock, conf) {
 			procs[pid] = exe
 		}
 	}
@@ -369,6 +369,16 @@ func clusterProcesses(t *testing.T, e env) map[int]string {
 		}
 	}
 	return procs
+}
+
+// clusterProcess says whether the process of that executable and command line is the real
+// cluster's: one of its Kubernetes binaries started on its state directory, or anything naming
+// its containerd (the shims). The binary alone does not say it: make test runs envtest suites
+// beside this one, whose etcd and kube-apiserver are the same files (TestRealCluster counted an
+// envtest's as left behind by down, 2026-11-30).
+func clusterProcess(exe, args string, ours map[string]bool, state, sock, conf string) bool {
+	return (ours[exe] && strings.Contains(args, strings.TrimSuffix(state, "/")+"/")) ||
+		strings.Contains(args, sock) || strings.Contains(args, conf)
 }
 
 // clusterMemory sums the resident memory of the cluster's processes.

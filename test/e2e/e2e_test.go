@@ -77,6 +77,12 @@ func vlanPhysnet() string {
 	return cmp.Or(os.Getenv("KUPENSTACK_E2E_VLAN_PHYSNET"), "public")
 }
 
+// computeHost is the cloud's one compute host (KUPENSTACK_E2E_COMPUTE_HOST; the all-in-one's,
+// "aio", by default).
+func computeHost() string {
+	return cmp.Or(os.Getenv("KUPENSTACK_E2E_COMPUTE_HOST"), "aio")
+}
+
 // vmHealthPeriod: failed VMs are found by the health check (the servers changed since its
 // previous list; the full list only every ResyncPeriod), a little more often than the 5 s default.
 const vmHealthPeriod = 3 * time.Second
@@ -216,10 +222,17 @@ func newNamespace(t *testing.T) string {
 	return name
 }
 
+// eventuallyTimeout and eventuallyPoll are eventually's bounds, for the waits that have no
+// *testing.T to hand (an out-of-band change's).
+const (
+	eventuallyTimeout = 90 * time.Second
+	eventuallyPoll    = 200 * time.Millisecond
+)
+
 // eventually polls cond until it returns nil; the deadline only bounds how long a broken
 // operator makes the test hang, it is not a performance assertion.
 func eventually(t *testing.T, what string, cond func() error) {
-	testenv.Eventually(t, 90*time.Second, 200*time.Millisecond, what, cond)
+	testenv.Eventually(t, eventuallyTimeout, eventuallyPoll, what, cond)
 }
 
 // deleteProject deletes the namespace's Project (as namespace deletion's garbage collection

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -19,14 +17,9 @@ import (
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
-// computeHost is the cloud's one compute host (KUPENSTACK_E2E_COMPUTE_HOST; the all-in-one's,
-// "aio", by default); the test makes a Kubernetes node of the same name.
-func computeHost() string {
-	return cmp.Or(os.Getenv("KUPENSTACK_E2E_COMPUTE_HOST"), "aio")
-}
-
 // TestHostAggregatePlacement: node labels select the aggregate's hosts, a VM naming the
-// aggregate lands in its zone, and label changes move hosts in and out.
+// aggregate lands in its zone, and label changes move hosts in and out. The cloud's compute host
+// (computeHost) gets a Kubernetes node of the same name.
 func TestHostAggregatePlacement(t *testing.T) {
 	requireCloud(t)
 	c := adminClients(t)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
@@ -136,7 +135,7 @@ func init() {
 				// The VM is Ready once Nova lists the volume on the server, which can be before
 				// Cinder ends the attach; an admin's detach before then is refused (400, "Volume
 				// status must be 'in-use'"), as a CI run of 2026-11-29 met.
-				if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+				if err := wait.PollUntilContextTimeout(ctx, eventuallyPoll, eventuallyTimeout, true, func(ctx context.Context) (bool, error) {
 					v, err := volumes.Get(ctx, c.cinder, id).Extract()
 					return err == nil && v.Status == "in-use", nil
 				}); err != nil {

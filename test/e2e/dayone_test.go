@@ -88,8 +88,11 @@ func TestDayOne(t *testing.T) {
 			ref, _, _ := unstructured.NestedString(o.Object, "spec", "providerNetworkRef")
 			must(t, unstructured.SetNestedField(o.Object, renamed[ref], "spec", "providerNetworkRef"))
 		case "PublicImage":
-			must(t, unstructured.SetNestedField(o.Object, srv.URL+"/image.qcow2", "spec", "source", "url"))
+			must(t, unstructured.SetNestedField(o.Object, srv.URL+"/image.raw", "spec", "source", "url"))
 			must(t, unstructured.SetNestedField(o.Object, hex.EncodeToString(sum[:]), "spec", "source", "sha256"))
+			// Random bytes are a raw disk (one that boots nothing) but no qcow2: a real cloud's
+			// Glance inspects the data against the format, and its hypervisor opens it.
+			must(t, unstructured.SetNestedField(o.Object, "raw", "spec", "diskFormat"))
 		}
 		if o.GetNamespace() != "" {
 			o.SetNamespace(ns)

@@ -9,17 +9,10 @@ import (
 // on the real cluster (test/realcluster, e2eOnCloud) and leaves out of its run against the
 // all-in-one (LeaveToRealCloudEnv). The rest stay on the all-in-one; the README ("The resource
 // suite") lists them with the reasons:
-//   - tried on the deployed cloud on 2026-11-30 and failed there: TestApplicationCredential
-//     (Keystone lists the role "reader" too, which "member" implies there), TestHostAggregatePlacement
-//     (one compute host shared with the other tests: their servers land in the aggregate's zone
-//     while it holds the host, and Nova then refuses to take the host out);
+//   - TestHostAggregatePlacement: Nova (2025.1) refuses to put a host that runs servers into an
+//     availability zone (409), and the deployed cloud's one compute host runs the tenant's guests;
 //   - too long for make test there: TestVirtualMachineResize (passed, 3 min 41 s: a real resize
-//     copies the disk twice), TestOutOfBandChangeRepaired (82 cases, 7 min on the all-in-one);
-//   - what failed there once and is not understood yet: TestVirtualMachineSet (a healed member
-//     was replaced three times instead of once) and TestCrashBetweenCreateAndStatusWrite (passed
-//     there twice since);
-//   - TestDayOne (its image is random bytes labelled qcow2, which a real hypervisor cannot boot),
-//     TestSamples (passed its creations there; not yet a whole run).
+//     copies the disk twice), TestOutOfBandChangeRepaired (82 cases, 7 min on the all-in-one).
 var OnRealCloud = []string{
 	"TestDuplicateServerOfAVMIsDeleted", "TestDeletedPortTakesItsLateDuplicate", "TestFlavor",
 	"TestServerGroupPlacement", "TestImageLifecycle", "TestImportDetach", "TestTwoNamespacesTwoProjects",
@@ -31,7 +24,8 @@ var OnRealCloud = []string{
 	"TestRouterInterfacesAndGateway", "TestOutOfBandDeletionRepaired",
 	"TestNetworkDeletionBlockedByOutsidePort", "TestProjectQuota", "TestVirtualMachineOverQuota",
 	"TestPublicImage", "TestProviderNetwork", "TestImageImportPublic", "TestImportKinds",
-	"TestNotificationsWakeTheVM",
+	"TestApplicationCredential", "TestDayOne", "TestSamples", "TestVirtualMachineSet",
+	"TestCrashBetweenCreateAndStatusWrite", "TestNotificationsWakeTheVM",
 }
 
 // WithNotifications are the OnRealCloud tests run with the notification listener on, at the URL

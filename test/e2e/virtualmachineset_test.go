@@ -125,10 +125,13 @@ func TestVirtualMachineSet(t *testing.T) {
 		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(&victim), &vm); err != nil {
 			return err
 		}
-		if vm.Status.RestartCount != 1 || vm.Status.ID == victim.Status.ID || !conditions.IsReady(vm.Status.Conditions, vm.Generation) {
+		// One more replacement than before: on a small real cloud a member may have been
+		// replaced already, its first server refused by the scheduler ("No valid host") while
+		// the old template's servers still held the host's vCPUs.
+		if vm.Status.RestartCount != victim.Status.RestartCount+1 || vm.Status.ID == victim.Status.ID || !conditions.IsReady(vm.Status.Conditions, vm.Generation) {
 			// The last failure says why a count above 1 replaced the server again.
-			return fmt.Errorf("restarts %d, id %s, last failure %q, resource %+v", vm.Status.RestartCount, vm.Status.ID,
-				vm.Status.LastFailureReason, vm.Status.Resource)
+			return fmt.Errorf("restarts %d (%d before), id %s, last failure %q, resource %+v", vm.Status.RestartCount,
+				victim.Status.RestartCount, vm.Status.ID, vm.Status.LastFailureReason, vm.Status.Resource)
 		}
 		return nil
 	})

@@ -129,7 +129,7 @@ func TestVirtualMachineSet(t *testing.T) {
 		// replaced already, its first server refused by the scheduler ("No valid host") while
 		// the old template's servers still held the host's vCPUs.
 		if vm.Status.RestartCount != victim.Status.RestartCount+1 || vm.Status.ID == victim.Status.ID || !conditions.IsReady(vm.Status.Conditions, vm.Generation) {
-			// The last failure says why a count above 1 replaced the server again.
+			// The last failure says why a count above the one wanted replaced the server again.
 			return fmt.Errorf("restarts %d (%d before), id %s, last failure %q, resource %+v", vm.Status.RestartCount,
 				victim.Status.RestartCount, vm.Status.ID, vm.Status.LastFailureReason, vm.Status.Resource)
 		}

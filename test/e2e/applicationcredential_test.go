@@ -100,6 +100,7 @@ func connectWith(ctx context.Context, cloudsYAML []byte) (*gophercloud.ProviderC
 // holds without a single failed call; the replaced credential stops working after its grace
 // period, and deleting the object revokes the last one.
 func TestApplicationCredential(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	adminProvider, adminCloud := connect(t)
 	ctx := env.Ctx

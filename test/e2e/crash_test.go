@@ -16,6 +16,7 @@ import (
 // status and the object says it adopted it; an object deleted while its ID is still unknown
 // leaves nothing behind in OpenStack.
 func TestCrashBetweenCreateAndStatusWrite(t *testing.T) {
+	parallel(t)
 	c := adminClients(t)
 	for _, k := range kindCases {
 		t.Run(k.kind, func(t *testing.T) {

@@ -33,6 +33,7 @@ import (
 // vlanPhysnet (its one flat network is taken) on a range of its own, and the image data comes from
 // a server of the test.
 func TestDayOne(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	ns := newNamespace(t)
 	suffix := strings.TrimPrefix(ns, "e2e-testdayone") // unique: the namespace's name has the time

@@ -24,6 +24,7 @@ import (
 // Neutron's message), not Degraded, and goes within seconds of the port's removal: it used to
 // wait the 2 minutes of a rejected request, for every such conflict of a namespace's deletion.
 func TestNetworkDeletionBlockedByOutsidePort(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

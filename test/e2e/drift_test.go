@@ -16,6 +16,7 @@ import (
 // the operator's back is re-created (a new one: the old ID stays gone), the object says so with
 // a DeletedOutOfBand Event, and exactly one resource exists for it again.
 func TestOutOfBandDeletionRepaired(t *testing.T) {
+	parallel(t)
 	c := adminClients(t)
 	for _, k := range kindCases {
 		t.Run(k.kind, func(t *testing.T) {

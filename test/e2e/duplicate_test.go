@@ -24,6 +24,7 @@ import (
 // second server (it carries the VM's owner tag) and the VM's next pass deletes it, while the VM
 // keeps its own; deleting the VM would also take any still there (OwnedLister).
 func TestDuplicateServerOfAVMIsDeleted(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)
@@ -118,6 +119,7 @@ func TestDuplicateServerOfAVMIsDeleted(t *testing.T) {
 // made and tagged its own (the reliability suite's crash test found two ports of one object).
 // Deleting the Port object must delete that one too, or it keeps the network and subnet alive.
 func TestDeletedPortTakesItsLateDuplicate(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)

@@ -24,6 +24,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,9 +96,38 @@ func TestMain(m *testing.M) {
 		}}
 	}
 	leaveToRealCloud()
+	atLeastTwoInParallel()
 	code := env.Run(m)
 	reportSlowest(15)
 	os.Exit(code)
+}
+
+// parallelTests counts the top-level tests running in parallel, for the credentials scan.
+// Go starts parallel top-level tests only once every sequential one has returned, so a scan
+// that merely came last in file order would run before them and miss what they wrote; the
+// scan is parallel too and waits for these.
+var parallelTests sync.WaitGroup
+
+// parallel runs t beside the suite's other parallel tests: for tests that touch nothing
+// cloud-wide (their objects in their own namespace, cluster-scoped ones named after it) and
+// assert nothing on the operator's global metrics.
+func parallel(t *testing.T) {
+	parallelTests.Add(1)
+	t.Cleanup(parallelTests.Done)
+	t.Parallel()
+}
+
+// atLeastTwoInParallel raises -test.parallel to 2: the credentials scan holds one slot while it
+// waits for the other parallel tests, which need another (1 on a one-core machine would hang).
+func atLeastTwoInParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if n, err := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); err == nil && n < 2 {
+		if err := flag.Set("test.parallel", "2"); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // testTimes holds each top-level test's time, from its first requireCloud, connect or

@@ -22,6 +22,7 @@ import (
 // specs follow the spec; a name clash with an admin's flavor is Degraded (never adopted), and
 // importing that flavor instead leaves it untouched.
 func TestFlavor(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	nova, err := gcopenstack.NewComputeV2(provider, cloud.Endpoint)

@@ -14,6 +14,7 @@ import (
 // TestTokenAndCatalog proves the e2e harness: the admin credentials authenticate and the catalog
 // lists every service KupenStack drives.
 func TestTokenAndCatalog(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

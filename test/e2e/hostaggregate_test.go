@@ -112,6 +112,7 @@ func TestHostAggregatePlacement(t *testing.T) {
 // TestServerGroupPlacement: a VM naming a ServerGroup is a member of its Nova group; the group
 // waits for its VMs before it is deleted.
 func TestServerGroupPlacement(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)

@@ -78,6 +78,7 @@ func readyImage(t *testing.T, key client.ObjectKey) *kupenstackv1.Image {
 // activated with the right size and checksums; its properties change in place; data with the
 // wrong sha256 is never activated and the object says why; deleting the objects deletes the images.
 func TestImageLifecycle(t *testing.T) {
+	parallel(t)
 	glance := glanceClient(t)
 	ctx := env.Ctx
 	ns := newNamespace(t)
@@ -209,6 +210,7 @@ func TestImageLifecycle(t *testing.T) {
 // TestImageImportPublic: the cloud's public image is imported read-only by name; deleting the
 // object leaves it in place.
 func TestImageImportPublic(t *testing.T) {
+	parallel(t)
 	glance := glanceClient(t)
 	ctx := env.Ctx
 	ns := newNamespace(t)

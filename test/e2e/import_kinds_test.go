@@ -150,6 +150,7 @@ func (k importCase) importing(ns, name string, imp kupenstackv1.ImportSpec, poli
 // never reach OpenStack) and by ID (managed: they do); with unmanaged and onDelete: detach, the
 // resources stay in OpenStack when the objects go; an import of a name that does not exist waits.
 func TestImportKinds(t *testing.T) {
+	parallel(t)
 	c := adminClients(t)
 	ctx := env.Ctx
 	publics, err := neutronList(ctx, c, "networks", url.Values{"name": {"public"}})

@@ -18,6 +18,7 @@ import (
 // on, and a key pair, unmanaged); with onDelete: detach and unmanaged, deleting the objects leaves
 // both in OpenStack.
 func TestImportDetach(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

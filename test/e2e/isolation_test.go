@@ -18,6 +18,7 @@ const testPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKl1TxPap+mh4hQxL9QXa
 // TestTwoNamespacesTwoProjects: the same names in two namespaces make resources in two different
 // projects (and two Nova key pairs), each owned by its own namespace's project.
 func TestTwoNamespacesTwoProjects(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // TestLongNamespaceName: a namespace of the longest name Kubernetes allows still gets its
 // Keystone project (whose names are limited to 64 characters).
 func TestLongNamespaceName(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	env.Require(t)
 	prefix := fmt.Sprintf("e2e-long-%d-", time.Now().Unix()%100000)

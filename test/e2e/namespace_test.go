@@ -23,6 +23,7 @@ import (
 // Project and the Keystone project, and nothing is left behind: not even the security group
 // Neutron made in the project by itself, which used to stay.
 func TestNamespaceDeletionRemovesEverything(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	identity, err := gcopenstack.NewIdentityV3(provider, cloud.Endpoint)

@@ -28,6 +28,7 @@ type osNet struct {
 // the network is created inside that project, updated in place, re-created after an out-of-band
 // delete, deleted with its object; deleting the Project removes the Keystone project.
 func TestNetworkLifecycle(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	identity, err := gcopenstack.NewIdentityV3(provider, cloud.Endpoint)
@@ -152,6 +153,7 @@ func TestNetworkLifecycle(t *testing.T) {
 // TestNetworkImportUnmanaged: an existing network is imported by name, observed without being
 // changed, and left in place when the object is deleted.
 func TestNetworkImportUnmanaged(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutron, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

@@ -78,7 +78,7 @@ func TestOutOfBandChangeRepaired(t *testing.T) {
 	c := newDriftClients(t)
 	cases := slices.Clone(fieldDrifts)
 	slices.SortFunc(cases, func(a, b fieldDrift) int { return strings.Compare(a.kind+"/"+a.field, b.kind+"/"+b.field) })
-	t.Parallel()
+	parallel(t)
 	// The cases wait on OpenStack, not on this machine: outOfBandConcurrency run at a time,
 	// whatever -parallel (the machine's cores) says for the rest of the suite.
 	sem := make(chan struct{}, outOfBandConcurrency)

@@ -13,6 +13,7 @@ import (
 // TestPortWaitsForASubnet: a Port without fixedIPs applied before its network's Subnet exists
 // waits for it, and gets an address (Neutron never adds one to an existing port).
 func TestPortWaitsForASubnet(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	ns := newNamespace(t)
 	net := &kupenstackv1.Network{ObjectMeta: objMeta(ns, "net")}

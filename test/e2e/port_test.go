@@ -18,6 +18,7 @@ import (
 // TestPortUpdates: a port gets its fixed address and security groups, then follows changes of
 // its security groups and allowed address pairs in place (same port ID).
 func TestPortUpdates(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

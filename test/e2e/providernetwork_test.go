@@ -34,6 +34,7 @@ type providerNet struct {
 // a tenant's router and floating IP refer to it by name; shared follows the spec and an
 // out-of-band change is put back; its deletion waits while tenants use it, then removes it.
 func TestProviderNetwork(t *testing.T) {
+	parallel(t)
 	c := adminClients(t)
 	ctx := env.Ctx
 	name := fmt.Sprintf("e2e-ext-%d", time.Now().UnixNano()%1000000)

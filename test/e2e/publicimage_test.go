@@ -31,6 +31,7 @@ import (
 // member-only application credential) sees it; its deletion waits while a VM or Volume of any
 // namespace refers to it, then deletes the Glance image.
 func TestPublicImage(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	glance := glanceClient(t)

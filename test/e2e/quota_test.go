@@ -47,6 +47,7 @@ func i64(v int64) *int64 { return &v }
 // limit changed behind its back; a Network over the quota is Degraded with Neutron's message and
 // turns Ready once the quota is raised; deleting the ProjectQuota resets the limits to the defaults.
 func TestProjectQuota(t *testing.T) {
+	parallel(t)
 	c := adminClients(t)
 	cinder := cinderClient(t)
 	ns := newNamespace(t)
@@ -197,6 +198,7 @@ func waitQuota(t *testing.T, q *kupenstackv1.ProjectQuota, what string, check fu
 // message and is created once the limit grows; a limit then lowered below the usage is taken and
 // the VM stays. The ProjectQuota deleted after its project (namespace gone) lets go all the same.
 func TestVirtualMachineOverQuota(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)

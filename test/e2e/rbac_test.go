@@ -18,6 +18,7 @@ import (
 // can neither read nor write any in namespace B; a Port in A that names a Network existing only
 // in B never resolves it; A's OpenStack resources live in A's project only.
 func TestRBACNamespaceIsolation(t *testing.T) {
+	parallel(t)
 	c := adminClients(t)
 	ctx := env.Ctx
 	nsA, nsB := newNamespace(t), newNamespace(t)

@@ -19,6 +19,7 @@ import (
 // TestRouterInterfacesAndGateway: interfaces follow the spec as a set, the gateway can be removed
 // and added back, and deleting the router detaches everything first.
 func TestRouterInterfacesAndGateway(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

@@ -69,6 +69,7 @@ func waitReadyUnstructured(t *testing.T, o *unstructured.Unstructured) {
 // their namespace, into a fresh namespace) and waits until each KupenStack object is Ready
 // against the real cloud, then deletes them all at once.
 func TestSamples(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	ns := newNamespace(t)
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))

@@ -34,6 +34,7 @@ func ruleStrings(rs []rules.SecGroupRule, selfID string) []string {
 // TestSecurityGroupRulesAsSet: the rules in OpenStack are exactly the spec's (Neutron's default
 // egress rules removed), follow spec changes, and rules added out of band are removed.
 func TestSecurityGroupRulesAsSet(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

@@ -20,6 +20,7 @@ import (
 // is updated in place, and keeps the Network (and its OpenStack network) from being deleted
 // until the Subnet is gone.
 func TestSubnetDependsOnNetwork(t *testing.T) {
+	parallel(t)
 	provider, cloud := connect(t)
 	ctx := env.Ctx
 	neutronAdmin, err := gcopenstack.NewNetworkV2(provider, cloud.Endpoint)

@@ -16,6 +16,7 @@ import (
 // subnet"). The VM must wait for the subnet, as a short Progressing wait that says so, not fail
 // with an error left to the long error backoff (which made VMs of the samples take minutes).
 func TestVMWaitsForTheSubnetOfItsNetwork(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	ns := newNamespace(t)
 	flavor := vmFlavor(t, ns+"-nano")

@@ -78,6 +78,7 @@ func waitVM(t *testing.T, vm *kupenstackv1.VirtualMachine, what string, cond fun
 // volume becomes ACTIVE; a server forced to ERROR and one deleted out of band are replaced; power
 // state and volumes change in place; deleting everything leaves nothing in the project.
 func TestVirtualMachineLifecycle(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)
@@ -226,6 +227,7 @@ func TestVirtualMachineLifecycle(t *testing.T) {
 
 // TestVirtualMachineRestartPolicyNever: a failed server is left in ERROR and reported Degraded.
 func TestVirtualMachineRestartPolicyNever(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)

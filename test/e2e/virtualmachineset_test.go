@@ -17,6 +17,7 @@ import (
 // TestVirtualMachineSet: kubectl scale 1→5→2 against the real cloud, a template change rolled
 // within maxUnavailable, and a member's server deleted out of band replaced by the member itself.
 func TestVirtualMachineSet(t *testing.T) {
+	parallel(t)
 	requireCloud(t)
 	c := adminClients(t)
 	ns := newNamespace(t)

@@ -55,6 +55,7 @@ func readyVolume(t *testing.T, key client.ObjectKey) *kupenstackv1.Volume {
 // extends it), gets its description and metadata changed in place, waits while a server has it
 // attached, and is deleted with its object.
 func TestVolumeLifecycle(t *testing.T) {
+	parallel(t)
 	cinder := cinderClient(t)
 	ctx := env.Ctx
 	ns := newNamespace(t)
@@ -160,6 +161,7 @@ func TestVolumeLifecycle(t *testing.T) {
 // its data; the Image cannot be deleted while the Volume refers to it; deleting the namespace
 // removes both from OpenStack.
 func TestVolumeFromImage(t *testing.T) {
+	parallel(t)
 	cinder := cinderClient(t)
 	glance := glanceClient(t)
 	ctx := env.Ctx

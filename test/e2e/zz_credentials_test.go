@@ -14,12 +14,15 @@ import (
 	"github.com/kupenstack/kupenstack/internal/openstack/cloudconfig"
 )
 
-// TestNoCredentialsInStatusOrEvents runs last (file order): after every other e2e test, no Event,
-// no KupenStack object of any kind in any namespace and no line the operator logged holds the
-// cloud's password, or the notification bus's when the listener is on.
+// TestNoCredentialsInStatusOrEvents runs last: after every other e2e test (the sequential ones
+// before it in file order, the parallel ones waited for), no Event, no KupenStack object of any
+// kind in any namespace and no line the operator logged holds the cloud's password, or the
+// notification bus's when the listener is on.
 func TestNoCredentialsInStatusOrEvents(t *testing.T) {
 	requireCloud(t)
 	env.Require(t)
+	t.Parallel()
+	parallelTests.Wait()
 	data, err := os.ReadFile(cloudsPath)
 	if err != nil {
 		t.Fatal(err)

@@ -26,12 +26,14 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"golang.org/x/crypto/ssh"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
 )
 
 const (
@@ -224,6 +226,18 @@ func (b *bootBench) kupenstackSide(ctx context.Context, t *testing.T, round int,
 		t.Fatalf("boot benchmark, kupenstack, round %d: SSH to %s never answered: %v", round+1, addr, err)
 	}
 	t.Logf("tenant: boot benchmark, kupenstack, round %d: SSH to %s answered %q after %s", round+1, addr, out, took.Round(100*time.Millisecond))
+	var readyAt []string
+	for _, o := range objects {
+		if err := b.cl.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			continue
+		}
+		if c := apimeta.FindStatusCondition(o.(generic.Object).GetManagedStatus().Conditions, kupenstackv1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue {
+			readyAt = append(readyAt, fmt.Sprintf("%s Ready %s", strings.TrimPrefix(fmt.Sprintf("%T", o), "*v1alpha1."), sinceStart(start, c.LastTransitionTime.Time)))
+		}
+	}
+	vm := objects[len(objects)-1].(*kupenstackv1.VirtualMachine)
+	t.Logf("tenant: boot benchmark, kupenstack, round %d, where the time went: %s; %s", round+1,
+		strings.Join(readyAt, ", "), b.milestones(ctx, start, vm.Status.ID, fip.Status.ID))
 	return took
 }
 
@@ -342,7 +356,33 @@ func (b *bootBench) directSide(ctx context.Context, t *testing.T, round int, bef
 		fail("SSH to "+fip.FloatingIP+" never answered", err)
 	}
 	t.Logf("tenant: boot benchmark, direct, round %d: SSH to %s answered %q after %s", round+1, fip.FloatingIP, out, took.Round(100*time.Millisecond))
+	t.Logf("tenant: boot benchmark, direct, round %d, where the time went: %s", round+1, b.milestones(ctx, start, server.ID, fip.ID))
 	return took
+}
+
+// sinceStart writes at (from the cloud's or the API server's records, whole seconds) as an offset
+// from a side's start.
+func sinceStart(start, at time.Time) string {
+	return fmt.Sprintf("+%ds", int(at.Sub(start.Truncate(time.Second)).Seconds()))
+}
+
+// milestones says where one side's time went, read from the cloud after its guest answered (so
+// that neither side pays for the reads): when Nova took the server's create, when the guest was
+// launched (ACTIVE), and when Neutron last changed the floating IP (its association). Whole
+// seconds, as the clouds record them.
+func (b *bootBench) milestones(ctx context.Context, start time.Time, serverID, floatingIPID string) string {
+	var parts []string
+	if srv, err := servers.Get(ctx, b.nova, serverID).Extract(); err != nil {
+		parts = append(parts, fmt.Sprintf("server %s: %v", serverID, err))
+	} else {
+		parts = append(parts, "server created "+sinceStart(start, srv.Created), "launched "+sinceStart(start, srv.LaunchedAt))
+	}
+	if fip, err := floatingips.Get(ctx, b.neutron, floatingIPID).Extract(); err != nil {
+		parts = append(parts, fmt.Sprintf("floating IP %s: %v", floatingIPID, err))
+	} else {
+		parts = append(parts, "floating IP created "+sinceStart(start, fip.CreatedAt), "last updated "+sinceStart(start, fip.UpdatedAt))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // deleteDirect deletes what run made, the server first (waited for until gone: it holds the

@@ -94,7 +94,8 @@ type OpenstackNodeStatus struct {
 	// +optional
 	ComputeService string `json:"computeService,omitempty"`
 	// ComputeLabelledAt is when KupenStack put the compute label back on the node while its
-	// nova-compute service was held disabled. The service is enabled again once Nova has heard
+	// nova-compute service was held disabled, or while Nova's component was not serving (the
+	// service is then looked at once it serves). The service is enabled again once Nova has heard
 	// from the node's new nova-compute since, or counts it down: until then Nova's API, asked to
 	// enable it, would call the nova-compute that left and hold the request for a minute.
 	// +optional

@@ -114,17 +114,26 @@ const heartbeatWaitLimit = 2 * time.Minute
 func (r *NodeReconciler) enableCompute(ctx context.Context, on *kupenstackv1.OpenstackNode, labelledBefore []string) (string, error) {
 	justLabelled := !slices.Contains(labelledBefore, values.LabelComputeNode) && slices.Contains(on.Status.AppliedLabels, values.LabelComputeNode)
 	heldDisabled := on.Status.ComputeService == kupenstackv1.ComputeServiceDisabled
-	if !heldDisabled && !justLabelled {
+	// Labelled while Nova was not serving: still to be asked.
+	labelledUnasked := on.Status.ComputeLabelledAt != nil
+	if !heldDisabled && !justLabelled && !labelledUnasked {
 		return "", nil
-	}
-	if serving, err := r.novaServing(ctx); err != nil || !serving {
-		return "", err
 	}
 	labelledAt := on.Status.ComputeLabelledAt
 	if justLabelled || labelledAt == nil {
 		// The next whole second: the status keeps whole seconds, and a heartbeat in the same
 		// second as the label can only be the old nova-compute's.
 		labelledAt = &metav1.Time{Time: time.Now().Truncate(time.Second).Add(time.Second)}
+	}
+	if serving, err := r.novaServing(ctx); err != nil || !serving {
+		if err == nil && r.Compute != nil {
+			// Nova's component is not serving (never ready yet, or being replaced): a node added
+			// again now may hold a service KupenStack disabled when it left. Remembered, and
+			// asked when the component serves (the controller watches it), not forgotten with
+			// this pass.
+			on.Status.ComputeLabelledAt = labelledAt
+		}
+		return "", err
 	}
 	svc, err := r.Compute.Find(ctx, on.Name)
 	switch {

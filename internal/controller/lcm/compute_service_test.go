@@ -150,6 +150,27 @@ func novaDeployed(t *testing.T) {
 	})
 }
 
+// novaNotServing takes the configuration's nova component back to no good revision, as when it
+// is replaced: the node controller must not ask Nova then.
+func novaNotServing(t *testing.T) {
+	t.Helper()
+	eventually(t, func() error {
+		var c kupenstackv1.OpenstackComponent
+		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: novaComponent}, &c); err != nil {
+			return err
+		}
+		if c.Status.LastGoodRevision == 0 {
+			return nil
+		}
+		before := c.DeepCopy()
+		c.Status.LastGoodRevision = 0
+		if err := env.Client.Status().Patch(env.Ctx, &c, client.MergeFrom(before)); err != nil {
+			return err
+		}
+		return fmt.Errorf("just marked not serving")
+	})
+}
+
 // waitEnabled waits until host's service is enabled in the stand-in Nova.
 func waitEnabled(t *testing.T, host string) {
 	t.Helper()
@@ -343,6 +364,52 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		// found when the compute label goes back on.
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
 		waitEnabled(t, "cs-a")
+	})
+
+	t.Run("added again while Nova's component is not serving: enabled once it serves", func(t *testing.T) {
+		applyConfig(t, baseSpec(both))
+		wantLabels(t, "cs-a", nil, "")
+		eventually(t, func() error {
+			if _, err := getOSNode(t, "cs-a"); err == nil {
+				return fmt.Errorf("OpenstackNode cs-a still there")
+			}
+			return nil
+		})
+		if s := nova.get("cs-a"); s.Status != "disabled" || !computeservice.DisabledByKupenStack(s.DisabledReason) {
+			t.Fatalf("service after the removal = %+v", s)
+		}
+		// Nova's component is being replaced: not serving (no good revision yet).
+		novaNotServing(t)
+		_, enablesBefore := nova.calls()
+		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
+		wantLabels(t, "cs-a", map[string]string{cmp: "enabled", ovs: "enabled"}, "openstack-compute-node,openvswitch")
+		eventually(t, func() error {
+			on, err := getOSNode(t, "cs-a")
+			if err != nil {
+				return err
+			}
+			if on.Status.ComputeLabelledAt == nil {
+				return fmt.Errorf("status.computeLabelledAt not set while Nova does not serve")
+			}
+			return nil
+		})
+		if _, e := nova.calls(); len(e) != len(enablesBefore) {
+			t.Errorf("enabled while Nova's component did not serve: %v", e)
+		}
+		// Serving again: the watch on the component brings the node back, and the service the
+		// node's removal disabled is enabled (before, that pass had been the only chance).
+		novaDeployed(t)
+		waitEnabled(t, "cs-a")
+		eventually(t, func() error {
+			on, err := getOSNode(t, "cs-a")
+			if err != nil {
+				return err
+			}
+			if on.Status.ComputeService != "" || on.Status.ComputeLabelledAt != nil {
+				return fmt.Errorf("status: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a nova-compute gone silent, still counted up: disabled once Nova counts it down", func(t *testing.T) {

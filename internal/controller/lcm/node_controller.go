@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -336,6 +337,15 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&kupenstackv1.KupenstackConfiguration{}, handler.EnqueueRequestsFromMapFunc(
 			func(ctx context.Context, _ client.Object) []reconcile.Request { return allNodes(ctx) })).
+		// Nova's component starting to serve: nodes labelled compute meanwhile are asked about
+		// their nova-compute services (enableCompute).
+		Watches(&kupenstackv1.OpenstackComponent{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, o client.Object) []reconcile.Request {
+				if o.GetName() != novaComponent {
+					return nil
+				}
+				return allNodes(ctx)
+			}), builder.WithPredicates(novaServingChanged)).
 		Watches(&kupenstackv1.OpenstackCloudConfigurationProfile{}, handler.EnqueueRequestsFromMapFunc(
 			func(ctx context.Context, o client.Object) []reconcile.Request {
 				var cfg kupenstackv1.KupenstackConfiguration
@@ -345,4 +355,16 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return allNodes(ctx)
 			})).
 		Complete(r)
+}
+
+// novaServingChanged passes the OpenstackComponent changes that can turn novaServing true: a
+// first good revision (the nova component is filtered by name in the map function).
+var novaServingChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, after := e.ObjectOld.(*kupenstackv1.OpenstackComponent), e.ObjectNew.(*kupenstackv1.OpenstackComponent)
+		return (before.Status.LastGoodRevision > 0) != (after.Status.LastGoodRevision > 0)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -156,10 +156,15 @@ func (r *NodeReconciler) enableCompute(ctx context.Context, on *kupenstackv1.Ope
 			"nova-compute on %s is enabled again (found so): the node is a compute node again", on.Name)
 	}
 	if err != nil {
-		// Kept, so that the next pass asks again.
-		on.Status.ComputeService, on.Status.ComputeLabelledAt = kupenstackv1.ComputeServiceDisabled, labelledAt
-		r.Recorder.Eventf(on, nil, corev1.EventTypeWarning, "ComputeServiceNotEnabled", "EnableComputeService",
-			"nova-compute on %s stays disabled until Nova can be asked: %v", on.Name, err)
+		// Kept, so that the next pass asks again. Disabled only when known to be: a node just
+		// labelled for the first time may have an enabled service, or none yet.
+		on.Status.ComputeLabelledAt = labelledAt
+		note := "nova-compute on %s is looked at once Nova can be asked: %v"
+		if heldDisabled || (svc != nil && !svc.Enabled() && computeservice.DisabledByKupenStack(svc.DisabledReason)) {
+			on.Status.ComputeService = kupenstackv1.ComputeServiceDisabled
+			note = "nova-compute on %s stays disabled until Nova can be asked: %v"
+		}
+		r.Recorder.Eventf(on, nil, corev1.EventTypeWarning, "ComputeServiceNotEnabled", "EnableComputeService", note, on.Name, err)
 		return fmt.Sprintf("enabling nova-compute on %s again: %v", on.Name, err), nil
 	}
 	on.Status.ComputeService, on.Status.ComputeLabelledAt = "", nil

@@ -131,43 +131,56 @@ func (n *novaServices) calls() (disables, enables []string) {
 
 // novaDeployed marks the configuration's nova component as having been ready once: only then
 // can compute services exist, and only then does the node controller ask Nova.
-func novaDeployed(t *testing.T) {
-	t.Helper()
-	eventually(t, func() error {
-		var c kupenstackv1.OpenstackComponent
-		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: novaComponent}, &c); err != nil {
-			return err
-		}
-		if c.Status.LastGoodRevision > 0 {
-			return nil
-		}
-		before := c.DeepCopy()
-		c.Status.LastGoodRevision = 1
-		if err := env.Client.Status().Patch(env.Ctx, &c, client.MergeFrom(before)); err != nil {
-			return err
-		}
-		return fmt.Errorf("just marked deployed")
-	})
-}
+func novaDeployed(t *testing.T) { t.Helper(); setNovaLastGoodRevision(t, 1) }
 
 // novaNotServing takes the configuration's nova component back to no good revision, as when it
 // is replaced: the node controller must not ask Nova then.
-func novaNotServing(t *testing.T) {
+func novaNotServing(t *testing.T) { t.Helper(); setNovaLastGoodRevision(t, 0) }
+
+// setNovaLastGoodRevision sets the nova component's status.lastGoodRevision (no component
+// controller runs in this suite to say otherwise).
+func setNovaLastGoodRevision(t *testing.T, revision int32) {
 	t.Helper()
 	eventually(t, func() error {
 		var c kupenstackv1.OpenstackComponent
 		if err := env.Client.Get(env.Ctx, client.ObjectKey{Name: novaComponent}, &c); err != nil {
 			return err
 		}
-		if c.Status.LastGoodRevision == 0 {
+		if c.Status.LastGoodRevision == revision {
 			return nil
 		}
 		before := c.DeepCopy()
-		c.Status.LastGoodRevision = 0
+		c.Status.LastGoodRevision = revision
 		if err := env.Client.Status().Patch(env.Ctx, &c, client.MergeFrom(before)); err != nil {
 			return err
 		}
-		return fmt.Errorf("just marked not serving")
+		return fmt.Errorf("just set lastGoodRevision %d", revision)
+	})
+}
+
+// waitComputeStatusCleared waits until host's OpenstackNode holds nothing about its service.
+func waitComputeStatusCleared(t *testing.T, host string) {
+	t.Helper()
+	eventually(t, func() error {
+		on, err := getOSNode(t, host)
+		if err != nil {
+			return err
+		}
+		if on.Status.ComputeService != "" || on.Status.ComputeLabelledAt != nil {
+			return fmt.Errorf("status: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
+		}
+		return nil
+	})
+}
+
+// waitOSNodeGone waits until host's OpenstackNode is deleted.
+func waitOSNodeGone(t *testing.T, host string) {
+	t.Helper()
+	eventually(t, func() error {
+		if _, err := getOSNode(t, host); err == nil {
+			return fmt.Errorf("OpenstackNode %s still there", host)
+		}
+		return nil
 	})
 }
 
@@ -323,16 +336,7 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
 		wantEvent(t, "cs-a", "ComputeServiceNotEnabled", "502 Bad Gateway")
 		wantEvent(t, "cs-a", "ComputeServiceEnabled", "found so")
-		eventually(t, func() error {
-			on, err := getOSNode(t, "cs-a")
-			if err != nil {
-				return err
-			}
-			if on.Status.ComputeService != "" || on.Status.ComputeLabelledAt != nil {
-				return fmt.Errorf("status: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
-			}
-			return nil
-		})
+		waitComputeStatusCleared(t, "cs-a")
 	})
 
 	t.Run("a service an administrator disabled stays disabled", func(t *testing.T) {
@@ -354,12 +358,7 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		if d, _ := nova.calls(); d[len(d)-1] != "cs-a labelled=true" {
 			t.Errorf("disables = %v, want cs-a's last, while still labelled", d)
 		}
-		eventually(t, func() error {
-			if _, err := getOSNode(t, "cs-a"); err == nil {
-				return fmt.Errorf("OpenstackNode cs-a still there")
-			}
-			return nil
-		})
+		waitOSNodeGone(t, "cs-a")
 		// A fresh OpenstackNode knows nothing of the old one: the service disabled by KupenStack is
 		// found when the compute label goes back on.
 		applyConfig(t, baseSpec(kupenstackv1.ConfiguredNode{Name: "cs-a", Type: "compute"}, both))
@@ -369,12 +368,7 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 	t.Run("added again while Nova's component is not serving: enabled once it serves", func(t *testing.T) {
 		applyConfig(t, baseSpec(both))
 		wantLabels(t, "cs-a", nil, "")
-		eventually(t, func() error {
-			if _, err := getOSNode(t, "cs-a"); err == nil {
-				return fmt.Errorf("OpenstackNode cs-a still there")
-			}
-			return nil
-		})
+		waitOSNodeGone(t, "cs-a")
 		if s := nova.get("cs-a"); s.Status != "disabled" || !computeservice.DisabledByKupenStack(s.DisabledReason) {
 			t.Fatalf("service after the removal = %+v", s)
 		}
@@ -400,16 +394,7 @@ func TestComputeServiceAroundLabels(t *testing.T) {
 		// node's removal disabled is enabled (before, that pass had been the only chance).
 		novaDeployed(t)
 		waitEnabled(t, "cs-a")
-		eventually(t, func() error {
-			on, err := getOSNode(t, "cs-a")
-			if err != nil {
-				return err
-			}
-			if on.Status.ComputeService != "" || on.Status.ComputeLabelledAt != nil {
-				return fmt.Errorf("status: computeService %q, computeLabelledAt %v", on.Status.ComputeService, on.Status.ComputeLabelledAt)
-			}
-			return nil
-		})
+		waitComputeStatusCleared(t, "cs-a")
 	})
 
 	t.Run("a nova-compute gone silent, still counted up: disabled once Nova counts it down", func(t *testing.T) {

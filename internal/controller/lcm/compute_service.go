@@ -114,7 +114,7 @@ const heartbeatWaitLimit = 2 * time.Minute
 func (r *NodeReconciler) enableCompute(ctx context.Context, on *kupenstackv1.OpenstackNode, labelledBefore []string) (string, error) {
 	justLabelled := !slices.Contains(labelledBefore, values.LabelComputeNode) && slices.Contains(on.Status.AppliedLabels, values.LabelComputeNode)
 	heldDisabled := on.Status.ComputeService == kupenstackv1.ComputeServiceDisabled
-	// Labelled while Nova was not serving: still to be asked.
+	// Labelled while Nova was not serving or could not be asked: still to be asked.
 	labelledUnasked := on.Status.ComputeLabelledAt != nil
 	if !heldDisabled && !justLabelled && !labelledUnasked {
 		return "", nil

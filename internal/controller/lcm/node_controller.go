@@ -340,12 +340,8 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Nova's component starting to serve: nodes labelled compute meanwhile are asked about
 		// their nova-compute services (enableCompute).
 		Watches(&kupenstackv1.OpenstackComponent{}, handler.EnqueueRequestsFromMapFunc(
-			func(ctx context.Context, o client.Object) []reconcile.Request {
-				if o.GetName() != novaComponent {
-					return nil
-				}
-				return allNodes(ctx)
-			}), builder.WithPredicates(novaServingChanged)).
+			func(ctx context.Context, _ client.Object) []reconcile.Request { return allNodes(ctx) }),
+			builder.WithPredicates(novaServingChanged)).
 		Watches(&kupenstackv1.OpenstackCloudConfigurationProfile{}, handler.EnqueueRequestsFromMapFunc(
 			func(ctx context.Context, o client.Object) []reconcile.Request {
 				var cfg kupenstackv1.KupenstackConfiguration
@@ -357,14 +353,14 @@ func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// novaServingChanged passes the OpenstackComponent changes that can turn novaServing true: a
-// first good revision (the nova component is filtered by name in the map function).
+// novaServingChanged passes the nova component's changes that can turn novaServing true: its
+// creation and a first good revision.
 var novaServingChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		before, after := e.ObjectOld.(*kupenstackv1.OpenstackComponent), e.ObjectNew.(*kupenstackv1.OpenstackComponent)
-		return (before.Status.LastGoodRevision > 0) != (after.Status.LastGoodRevision > 0)
+		return after.Name == novaComponent && (before.Status.LastGoodRevision > 0) != (after.Status.LastGoodRevision > 0)
 	},
-	CreateFunc:  func(event.CreateEvent) bool { return true },
+	CreateFunc:  func(e event.CreateEvent) bool { return e.Object.GetName() == novaComponent },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -112,7 +112,10 @@ func e2eRun(ctx context.Context, t *testing.T, c *cluster, bin, clouds, computeH
 		full := filepath.Join(os.TempDir(), "kupenstack-e2e-on-cloud-"+strings.ReplaceAll(name, " ", "-")+".log")
 		_ = os.WriteFile(full, out, 0o644)
 		lines := strings.Split(string(out), "\n")
-		t.Errorf("resource suite on the cloud (%s): %v (%d/%d passed); whole output in %s, its end:\n%s", name, err, passed, len(tests), full,
-			strings.Join(lines[max(0, len(lines)-200):], "\n"))
+		// A failed call to OpenStack in a test is as likely the cloud's as the operator's: the
+		// pods' events say whether a service was restarted (a probe that timed out) meanwhile.
+		t.Errorf("resource suite on the cloud (%s): %v (%d/%d passed); whole output in %s, its end:\n%s\nthe cloud's pods meanwhile:\n%s",
+			name, err, passed, len(tests), full, strings.Join(lines[max(0, len(lines)-200):], "\n"),
+			strings.Join(podEvents(ctx, t, c, start), "\n"))
 	}
 }

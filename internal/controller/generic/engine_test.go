@@ -33,6 +33,9 @@ type fakeCloud struct {
 	failNext  map[string]error // operation -> error to return once
 	failAll   map[string]error // operation -> error to return until cleared
 	calls     map[string]int   // operation -> count
+	// vanishOnUpdate deletes the resource in the next update and answers 404, as Neutron does
+	// when a network is deleted between a pass's read and its update.
+	vanishOnUpdate bool
 }
 
 type fakeResource struct {
@@ -156,6 +159,11 @@ func (a fakeActuator) Update(_ context.Context, s Scope, n *kupenstackv1.Network
 	defer a.cloud.mu.Unlock()
 	if err := a.cloud.op("update"); err != nil {
 		return cur, err
+	}
+	if a.cloud.vanishOnUpdate {
+		a.cloud.vanishOnUpdate = false
+		delete(a.cloud.resources, cur.ID)
+		return cur, notFound()
 	}
 	a.cloud.resources[cur.ID].Description = n.Spec.Description
 	if n.Spec.Description == "noted" {
@@ -428,6 +436,59 @@ func TestOutOfBandDeletionIsRepairedAndDeleteCleansUp(t *testing.T) {
 	}
 	if _, ok := cloud.get(second.Status.ID); ok {
 		t.Fatal("resource left behind after the object was deleted")
+	}
+}
+
+// TestDeletedWhileBeingUpdated: a resource deleted outside KupenStack between a pass's read and
+// its update (OpenStack's 404 to the update) is created again at once, as any deletion outside
+// KupenStack is, not held Degraded as if the spec were wrong; a 404 to an update of a resource that
+// still exists (something it refers to is gone) stays the spec's to fix.
+func TestDeletedWhileBeingUpdated(t *testing.T) {
+	ns := readyNamespace(t)
+	n := &kupenstackv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "vanishing", Namespace: ns}, Spec: kupenstackv1.NetworkSpec{NetworkParameters: kupenstackv1.NetworkParameters{Description: "a"}}}
+	if err := env.Client.Create(env.Ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(n)
+	first := waitFor(t, key, "ready", func(n *kupenstackv1.Network) bool { return conditions.IsReady(n.Status.Conditions, n.Generation) })
+
+	cloud.mu.Lock()
+	cloud.vanishOnUpdate = true
+	cloud.mu.Unlock()
+	first.Spec.Description = "b"
+	if err := env.Client.Update(env.Ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// Within waitFor's 30 s: a 404 taken for a rejected spec waits RejectedRetryInterval (2 min).
+	second := waitFor(t, key, "created again with the new description", func(n *kupenstackv1.Network) bool {
+		return conditions.IsReady(n.Status.Conditions, n.Generation) && n.Status.ID != first.Status.ID
+	})
+	if r, ok := cloud.get(second.Status.ID); !ok || r.Description != "b" {
+		t.Errorf("new resource %+v (found %v), want description b", r, ok)
+	}
+	var events eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]int{}
+	for _, e := range events.Items {
+		reasons[e.Reason]++
+	}
+	if reasons["DeletedOutOfBand"] != 1 || reasons[kupenstackv1.ReasonInvalidConfiguration] != 0 {
+		t.Errorf("events %v, want one DeletedOutOfBand and no InvalidConfiguration", reasons)
+	}
+
+	cloud.block("update", notFound())
+	defer cloud.block("update", nil)
+	second.Spec.Description = "c"
+	if err := env.Client.Update(env.Ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	third := waitFor(t, key, "degraded", func(n *kupenstackv1.Network) bool {
+		return condition(n, kupenstackv1.ConditionDegraded).Reason == kupenstackv1.ReasonInvalidConfiguration
+	})
+	if third.Status.ID != second.Status.ID {
+		t.Errorf("ID %s → %s: a resource that exists was replaced over a 404 of its update", second.Status.ID, third.Status.ID)
 	}
 }
 

@@ -289,7 +289,14 @@ func (r *Reconciler[O, R]) reconcileNormal(ctx context.Context, obj O, before O)
 		return errorOutcome(err)
 	}
 	if obj.GetManagedSpec().ManagementPolicy != kupenstackv1.ManagementPolicyUnmanaged {
+		id := r.Actuator.ID(res)
 		if res, err = r.update(ctx, s, obj, res); err != nil {
+			if r.vanished(ctx, s, id, err) {
+				// Not the spec's fault: the next pass finds the resource gone and replaces it
+				// (or not, by the kind's policy) as for any deletion outside KupenStack.
+				return outcome{state: conditions.State{Waiting: fmt.Sprintf(
+					"%s %s was deleted outside KupenStack while being updated", r.Name, id)}, requeue: time.Millisecond}
+			}
 			return errorOutcome(err)
 		}
 	}
@@ -353,6 +360,17 @@ func (r *Reconciler[O, R]) update(ctx context.Context, s Scope, obj O, res *R) (
 			"updated %s %s to match the spec: %s", r.Name, id, updates)
 	}
 	return updated, nil
+}
+
+// vanished says whether err, from updating the resource id, is OpenStack's 404 for the resource
+// itself, deleted since this pass found it; a 404 for something it refers to (a volume to attach)
+// is the spec's to fix, and stays Degraded.
+func (r *Reconciler[O, R]) vanished(ctx context.Context, s Scope, id string, err error) bool {
+	if !openstack.IsNotFound(err) {
+		return false
+	}
+	_, getErr := r.Actuator.Get(ctx, s, id)
+	return openstack.IsNotFound(getErr)
 }
 
 // newRepair says whether drift is to be reported: not when a repair that waits (started) has

@@ -147,6 +147,10 @@ bench: ## Benchmarks on the all-in-one cloud (N VMs, default 50; not part of tes
 	@# The whole cloud's case again, with the comparisons make test leaves out.
 	$(MAKE) --no-print-directory bench-cloud
 
+.PHONY: bench-boot
+bench-boot: ## The boot rows alone (root, about 30 min): TestWholeCloud up to the tenant, with BOOT_ROUNDS boot-benchmark rounds, then the cloud deleted.
+	KUPENSTACK_BOOT_BENCH_ROUNDS=$(BOOT_ROUNDS) KUPENSTACK_WHOLE_CLOUD_TENANT_ONLY=1 $(MAKE) --no-print-directory test-real-cluster RUN='^TestWholeCloud$$'
+
 .PHONY: bench-deploy
 bench-deploy: ## The deploy row of make bench alone (root, about 30 min): the whole cloud on the real node by the operator, then by helm in dependency order (each step installed, then its pods waited for); the ratio.
 	hack/install-test-tools.sh node

@@ -240,9 +240,14 @@ func (actuator) Create(ctx context.Context, s generic.Scope, r *kupenstackv1.Rou
 	if err != nil {
 		return nil, err
 	}
-	created, err := routers.Create(ctx, sc, routers.CreateOpts{
+	opts := routers.CreateOpts{
 		Name: name(r), Description: r.Spec.Description, AdminStateUp: r.Spec.AdminStateUp, GatewayInfo: gatewayInfo(s, r),
-	}).Extract()
+	}
+	body, err := neutron.CreateBody(ctx, sc, "router", opts.ToRouterCreateMap, neutron.Tags(r, r.Spec.Tags))
+	if err != nil {
+		return nil, err
+	}
+	created, err := routers.Create(ctx, sc, body).Extract()
 	if err != nil {
 		return nil, err
 	}

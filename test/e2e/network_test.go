@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
@@ -17,7 +16,6 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
-	ksneutron "github.com/kupenstack/kupenstack/internal/controller/neutron"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -42,7 +40,6 @@ func TestNetworkLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t)
-	inCreate, createdRevision := revisionOfATaggedCreate(t, neutron, "reference-"+ns)
 
 	mtu1400 := 1400
 	netObj := &kupenstackv1.Network{
@@ -96,10 +93,6 @@ func TestNetworkLifecycle(t *testing.T) {
 	}
 	if !slices.Contains(os1.Tags, "team-a") || !slices.Contains(os1.Tags, "kupenstack-uid-"+string(got.UID)) {
 		t.Errorf("tags = %v", os1.Tags)
-	}
-	if inCreate && os1.RevisionNumber != createdRevision {
-		t.Errorf("the network is at revision %d, one created with its tags at %d: the operator tagged it after the create, in a call of its own",
-			os1.RevisionNumber, createdRevision)
 	}
 	if got.Status.Resource == nil || got.Status.Resource.Status != "ACTIVE" || got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("status = %+v", got.Status)
@@ -223,40 +216,4 @@ func TestNetworkImportUnmanaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleteProject(t, ns)
-}
-
-// revisionOfATaggedCreate creates a network with tags the way the operator does
-// (neutron.CreateBody) and says whether Neutron took them in the create call, and the revision a
-// network is at right after such a create.
-func revisionOfATaggedCreate(t *testing.T, sc *gophercloud.ServiceClient, name string) (bool, int) {
-	t.Helper()
-	ctx := env.Ctx
-	inCreate, err := ksneutron.TagsInCreate(ctx, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tags := []string{"kupenstack-e2e-reference"}
-	opts := networks.CreateOpts{Name: name}
-	body, err := ksneutron.CreateBody(ctx, sc, "network", opts.ToNetworkCreateMap, tags)
-	if err != nil {
-		t.Fatal(err)
-	}
-	created, err := networks.Create(ctx, sc, body).Extract()
-	if err != nil {
-		t.Fatalf("create with the body the operator sends: %v", err)
-	}
-	defer func() {
-		if err := networks.Delete(ctx, sc, created.ID).ExtractErr(); err != nil {
-			t.Errorf("delete the reference network %s: %v", created.ID, err)
-		}
-	}()
-	want := tags
-	if !inCreate {
-		want = nil
-	}
-	if !slices.Equal(created.Tags, want) && len(created.Tags)+len(want) > 0 {
-		t.Fatalf("Neutron (tags in the create call: %v) made a network tagged %v, want %v", inCreate, created.Tags, want)
-	}
-	t.Logf("Neutron takes tags in the create call: %v; a network is at revision %d after it", inCreate, created.RevisionNumber)
-	return inCreate, created.RevisionNumber
 }

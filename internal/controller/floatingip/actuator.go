@@ -137,16 +137,11 @@ func (actuator) Create(ctx context.Context, s generic.Scope, f *kupenstackv1.Flo
 	}
 	// The association follows in Update, so that a port that cannot be reached yet (no router)
 	// never costs the allocated address.
-	opts := floatingips.CreateOpts{
+	return floatingips.Create(ctx, sc, floatingips.CreateOpts{
 		FloatingNetworkID: floatingNetworkID(s, f),
 		FloatingIP:        f.Spec.FloatingIPAddress,
 		Description:       f.Spec.Description,
-	}
-	body, err := neutron.CreateBody(ctx, sc, "floatingip", opts.ToFloatingIPCreateMap, neutron.Tags(f, f.Spec.Tags))
-	if err != nil {
-		return nil, err
-	}
-	return floatingips.Create(ctx, sc, body).Extract()
+	}).Extract()
 }
 
 // The spec fields Diff compares, as a user writes them.

@@ -131,12 +131,9 @@ func (a actuator[O]) Create(ctx context.Context, s generic.Scope, obj O) (*osNet
 	if p.PortSecurityEnabled != nil {
 		opts = portsecurity.NetworkCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: p.PortSecurityEnabled}
 	}
-	body, err := neutron.CreateBody(ctx, sc, "network", opts.ToNetworkCreateMap, neutron.Tags(obj, p.Tags))
-	if err != nil {
-		return nil, err
-	}
 	var created osNetwork
-	return &created, networks.Create(ctx, sc, body).ExtractInto(&created)
+	// Tags (the owner tag included) follow in Update: Zed's Neutron takes none on create.
+	return &created, networks.Create(ctx, sc, opts).ExtractInto(&created)
 }
 
 // segmentOpts adds the provider attributes of one segment to a network's create body.

@@ -4,19 +4,15 @@ package neutron
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
-	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
 // Client is the Neutron client of the scope's project.
@@ -41,56 +37,6 @@ func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, 
 	}
 	_, err := attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()
 	return err == nil, err
-}
-
-// tagsInCreate remembers, per Neutron endpoint, what TagsInCreate found.
-var tagsInCreate sync.Map
-
-// TagsInCreate says whether Neutron takes tags in a create call (its tag-creation extension).
-// Zed's does not: there the tags follow in the kind's Update, and the resource is untagged until
-// then. An answer other than the extension or Neutron's 404 is not remembered.
-func TagsInCreate(ctx context.Context, sc *gophercloud.ServiceClient) (bool, error) {
-	endpoint := sc.ResourceBaseURL()
-	if known, ok := tagsInCreate.Load(endpoint); ok {
-		return known.(bool), nil
-	}
-	err := extensions.Get(ctx, sc, "tag-creation").Err
-	if err != nil && !openstack.IsNotFound(err) {
-		return false, err
-	}
-	tagsInCreate.Store(endpoint, err == nil)
-	return err == nil, nil
-}
-
-// Body is a create request's body, built already: it is every Neutron kind's CreateOptsBuilder.
-type Body map[string]any
-
-func (b Body) ToNetworkCreateMap() (map[string]any, error)    { return b, nil }
-func (b Body) ToSubnetCreateMap() (map[string]any, error)     { return b, nil }
-func (b Body) ToPortCreateMap() (map[string]any, error)       { return b, nil }
-func (b Body) ToRouterCreateMap() (map[string]any, error)     { return b, nil }
-func (b Body) ToSecGroupCreateMap() (map[string]any, error)   { return b, nil }
-func (b Body) ToFloatingIPCreateMap() (map[string]any, error) { return b, nil }
-
-// CreateBody is the body build makes, with tags added to its resource (key: "network", "port"...)
-// when Neutron takes them in the create call (gophercloud's create options have no tags). Then a
-// created resource is never untagged, even when a crash cuts its pass short, and the pass that
-// creates it makes no tags call.
-func CreateBody(ctx context.Context, sc *gophercloud.ServiceClient, key string, build func() (map[string]any, error), tags []string) (Body, error) {
-	body, err := build()
-	if err != nil {
-		return nil, err
-	}
-	inCreate, err := TagsInCreate(ctx, sc)
-	if err != nil || !inCreate {
-		return body, err
-	}
-	res, ok := body[key].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the create body has no %q object", key)
-	}
-	res["tags"] = tags
-	return body, nil
 }
 
 // FindOwned returns the resource created for obj: the one carrying its owner tag or, since
@@ -162,22 +108,7 @@ func (r Resource[O, R]) list(ctx context.Context, s generic.Scope, f Filter) ([]
 }
 
 func (r Resource[O, R]) FindOwned(ctx context.Context, s generic.Scope, obj O) (*R, error) {
-	name := r.claimableName(obj)
-	if name != "" {
-		// Where the create call tags, what was made for obj carries its tag from the start.
-		sc, err := Client(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		inCreate, err := TagsInCreate(ctx, sc)
-		if err != nil {
-			return nil, err
-		}
-		if inCreate {
-			name = ""
-		}
-	}
-	return FindOwned(obj, name, r.byTagOrName(ctx, s), r.API.TagsOf, r.API.CreatedAt)
+	return FindOwned(obj, r.claimableName(obj), r.byTagOrName(ctx, s), r.API.TagsOf, r.API.CreatedAt)
 }
 
 // ListOwned lists every resource made for obj (generic.OwnedLister); see Owned.

@@ -145,12 +145,8 @@ func (actuator) Create(ctx context.Context, s generic.Scope, p *kupenstackv1.Por
 	if p.Spec.PortSecurityEnabled != nil {
 		builder = portsecurity.PortCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: p.Spec.PortSecurityEnabled}
 	}
-	body, err := neutron.CreateBody(ctx, sc, "port", builder.ToPortCreateMap, neutron.Tags(p, p.Spec.Tags))
-	if err != nil {
-		return nil, err
-	}
 	var created osPort
-	return &created, ports.Create(ctx, sc, body).ExtractInto(&created)
+	return &created, ports.Create(ctx, sc, builder).ExtractInto(&created)
 }
 
 // The spec fields Diff compares, as a user writes them.

@@ -240,14 +240,9 @@ func (actuator) Create(ctx context.Context, s generic.Scope, r *kupenstackv1.Rou
 	if err != nil {
 		return nil, err
 	}
-	opts := routers.CreateOpts{
+	created, err := routers.Create(ctx, sc, routers.CreateOpts{
 		Name: name(r), Description: r.Spec.Description, AdminStateUp: r.Spec.AdminStateUp, GatewayInfo: gatewayInfo(s, r),
-	}
-	body, err := neutron.CreateBody(ctx, sc, "router", opts.ToRouterCreateMap, neutron.Tags(r, r.Spec.Tags))
-	if err != nil {
-		return nil, err
-	}
-	created, err := routers.Create(ctx, sc, body).Extract()
+	}).Extract()
 	if err != nil {
 		return nil, err
 	}

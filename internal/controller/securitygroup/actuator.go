@@ -89,13 +89,8 @@ func (actuator) Create(ctx context.Context, s generic.Scope, sg *kupenstackv1.Se
 	if err != nil {
 		return nil, err
 	}
-	// Rules follow in Update, so that a failure there never loses the group's ID.
-	opts := groups.CreateOpts{Name: name(sg), Description: sg.Spec.Description}
-	body, err := neutron.CreateBody(ctx, sc, "security_group", opts.ToSecGroupCreateMap, neutron.Tags(sg, sg.Spec.Tags))
-	if err != nil {
-		return nil, err
-	}
-	return groups.Create(ctx, sc, body).Extract()
+	// Rules and tags follow in Update, so that a failure there never loses the group's ID.
+	return groups.Create(ctx, sc, groups.CreateOpts{Name: name(sg), Description: sg.Spec.Description}).Extract()
 }
 
 // ruleKey identifies a rule by what it allows; two rules with the same key are the same rule.

@@ -121,7 +121,7 @@ func (a actuator[O]) Create(ctx context.Context, s generic.Scope, obj O) (*subne
 	if p.IPVersion != nil && *p.IPVersion == 6 || p.IPVersion == nil && strings.Contains(p.CIDR, ":") {
 		version = gophercloud.IPv6
 	}
-	opts := subnets.CreateOpts{
+	return subnets.Create(ctx, sc, subnets.CreateOpts{
 		NetworkID:       a.networkID(s, obj),
 		Name:            a.NameOf(obj),
 		Description:     p.Description,
@@ -131,12 +131,7 @@ func (a actuator[O]) Create(ctx context.Context, s generic.Scope, obj O) (*subne
 		EnableDHCP:      p.EnableDHCP,
 		DNSNameservers:  p.DNSNameservers,
 		AllocationPools: pools(p.AllocationPools),
-	}
-	body, err := neutron.CreateBody(ctx, sc, "subnet", opts.ToSubnetCreateMap, neutron.Tags(obj, p.Tags))
-	if err != nil {
-		return nil, err
-	}
-	return subnets.Create(ctx, sc, body).Extract()
+	}).Extract()
 }
 
 // canonicalIP writes an address as Neutron answers it (fd00::1, not fd00:0::1); anything else

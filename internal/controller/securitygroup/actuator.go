@@ -210,14 +210,8 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 		return nil, err
 	}
 	if changes.Has("spec.tags") {
-		tags, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags)
-		if err != nil {
+		if _, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
-		}
-		if changes.Only("spec.tags") {
-			tagged := *cur
-			tagged.Tags = tags
-			return &tagged, nil
 		}
 	}
 	if changes.Has("spec.name") || changes.Has("spec.description") {

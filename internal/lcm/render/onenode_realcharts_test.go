@@ -1,8 +1,6 @@
 package render
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
@@ -13,15 +11,7 @@ import (
 // `rabbitmqctl ping`, an Erlang VM booted per call (about 1 s of CPU): at the chart's 10 s
 // each they took a fifth of a core, the idle cloud's largest consumer on a 2-core node.
 func TestOneNodeSampleProbes(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "..", "config", "samples", "lcm", "one-node.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	docs, err := Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs := parseFile(t, oneNodeSample)
 	const tag = "2025.1.0"
 	docs.Config.Spec.Release = realcharts.Release(tag)
 	comps, err := Run(docs, Options{Charts: realcharts.Dir(t, tag)})

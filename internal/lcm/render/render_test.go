@@ -12,12 +12,16 @@ import (
 )
 
 const (
-	sample = "../../../config/samples/lcm/cloud.yaml"
+	sample        = "../../../config/samples/lcm/cloud.yaml"
+	oneNodeSample = "../../../config/samples/lcm/one-node.yaml"
 )
 
-func parseSample(t *testing.T) *Documents {
+func parseSample(t *testing.T) *Documents { return parseFile(t, sample) }
+
+// parseFile parses the documents of the file at path.
+func parseFile(t *testing.T, path string) *Documents {
 	t.Helper()
-	f, err := os.Open(sample)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

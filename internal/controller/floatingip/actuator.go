@@ -175,7 +175,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 		return nil, err
 	}
 	if changes.Has(fieldTags) {
-		if _, err := neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags); err != nil {
+		if err := neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}

@@ -200,7 +200,7 @@ func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *os
 	}
 	p := a.params(obj)
 	if changes.Has("spec.tags") {
-		if _, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
+		if err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}

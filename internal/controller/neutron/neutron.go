@@ -30,13 +30,13 @@ func Tags(obj client.Object, user []kupenstackv1.NeutronTag) []string {
 	return out
 }
 
-// SyncTags replaces the tags of a resource when they differ; it says whether it changed them.
-func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string) (bool, error) {
+// SyncTags replaces the tags of a resource when they differ.
+func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string) error {
 	if generic.SameSet(want, have) {
-		return false, nil
+		return nil
 	}
 	_, err := attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()
-	return err == nil, err
+	return err
 }
 
 // FindOwned returns the resource created for obj: the one carrying its owner tag or, since

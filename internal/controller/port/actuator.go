@@ -262,7 +262,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, p *kupenstackv1.P
 		return nil, err
 	}
 	if changes.Has(fieldTags) {
-		if _, err := neutron.SyncTags(ctx, sc, "ports", cur.ID, neutron.Tags(p, p.Spec.Tags), cur.Tags); err != nil {
+		if err := neutron.SyncTags(ctx, sc, "ports", cur.ID, neutron.Tags(p, p.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}

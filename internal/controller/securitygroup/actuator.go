@@ -210,7 +210,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 		return nil, err
 	}
 	if changes.Has("spec.tags") {
-		if _, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags); err != nil {
+		if err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}

@@ -202,7 +202,7 @@ func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *su
 		return nil, err
 	}
 	if changes.Has("spec.tags") {
-		if _, err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
+		if err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}

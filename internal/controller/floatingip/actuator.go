@@ -8,8 +8,11 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
@@ -31,6 +34,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		Can:        generic.Capabilities[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
 		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
+		// An association waits for a router between the port's subnet and the external network
+		// (Update): a Router object's change wakes the addresses not associated yet, instead of
+		// the wait's next poll.
+		Watches: []generic.Watch{{Object: &kupenstackv1.Router{}, Map: addressesAwaitingRouter(mgr.GetClient())}},
 		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
 			generic.Refers[kupenstackv1.Network]("spec.floatingNetworkRef", func(f *kupenstackv1.FloatingIP) []string {
 				return generic.Ref(f.Spec.FloatingNetworkRef)
@@ -41,6 +48,29 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 			}),
 		},
 	})
+}
+
+// addressesAwaitingRouter maps a Router with an interface to its namespace's FloatingIPs that name
+// a port they are not associated with yet.
+func addressesAwaitingRouter(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		router := o.(*kupenstackv1.Router)
+		if router.Status.Resource == nil || len(router.Status.Resource.Interfaces) == 0 {
+			return nil
+		}
+		var list kupenstackv1.FloatingIPList
+		if err := c.List(ctx, &list, client.InNamespace(router.Namespace)); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing floating IPs for a router change")
+			return nil
+		}
+		var reqs []reconcile.Request
+		for _, f := range list.Items {
+			if f.Spec.PortRef != "" && (f.Status.Resource == nil || f.Status.Resource.PortID == "") {
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: f.Namespace, Name: f.Name}})
+			}
+		}
+		return reqs
+	}
 }
 
 // floatingNetworkID is the ID of the network the address comes from: the ProviderNetwork's or the

@@ -16,6 +16,7 @@ import (
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/controller/generic"
 	"github.com/kupenstack/kupenstack/internal/openstack"
 )
 
@@ -96,6 +97,9 @@ func TestNetworkLifecycle(t *testing.T) {
 	}
 	if got.Status.Resource == nil || got.Status.Resource.Status != "ACTIVE" || got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("status = %+v", got.Status)
+	} else if !generic.SameSet(got.Status.Resource.Tags, os1.Tags) {
+		// The status after a create comes from the tags call's answer, not a second read.
+		t.Errorf("status tags %v, Neutron's %v", got.Status.Resource.Tags, os1.Tags)
 	}
 
 	// Update in place.

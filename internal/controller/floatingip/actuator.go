@@ -204,8 +204,9 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 	if err != nil {
 		return nil, err
 	}
+	tags := cur.Tags
 	if changes.Has(fieldTags) {
-		if err := neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags); err != nil {
+		if tags, err = neutron.SyncTags(ctx, sc, "floatingips", cur.ID, neutron.Tags(f, f.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}
@@ -223,7 +224,10 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, f *kupenstackv1.F
 		upd.PortID, upd.FixedIP = &cur.PortID, cur.FixedIP
 	}
 	if !dirty {
-		return a.Get(ctx, s, cur.ID) // only the tags changed
+		// Only the tags changed (as after every create): the tags call's answer completes cur.
+		tagged := *cur
+		tagged.Tags = tags
+		return &tagged, nil
 	}
 	updated, err := floatingips.Update(ctx, sc, cur.ID, upd).Extract()
 	if openstack.IsNotFound(err) && strings.Contains(err.Error(), "ExternalGatewayForFloatingIPNotFound") {

@@ -27,6 +27,10 @@ func (c Changes) Has(field string) bool {
 	return slices.ContainsFunc(c, func(ch Change) bool { return ch.Field == field })
 }
 
+// Only says whether field is the one change: what an actuator can answer from the one call
+// that makes it, without reading the resource again.
+func (c Changes) Only(field string) bool { return len(c) == 1 && c[0].Field == field }
+
 // Fields are the changed fields' paths, in the order Diff found them.
 func (c Changes) Fields() []string {
 	out := make([]string, 0, len(c))

@@ -50,3 +50,23 @@ func TestWorkIsNotDrift(t *testing.T) {
 		t.Errorf("changes %q must still list the work", c)
 	}
 }
+
+func TestChangesOnly(t *testing.T) {
+	tags := Change{Field: "spec.tags"}
+	name := Change{Field: "spec.name"}
+	for _, tc := range []struct {
+		name    string
+		changes Changes
+		want    bool
+	}{
+		{"none", nil, false},
+		{"the one change", Changes{tags}, true},
+		{"another field", Changes{name}, false},
+		{"with another", Changes{tags, name}, false},
+		{"after another", Changes{name, tags}, false},
+	} {
+		if got := tc.changes.Only("spec.tags"); got != tc.want {
+			t.Errorf("%s: Only(spec.tags) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -200,8 +200,15 @@ func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *os
 	}
 	p := a.params(obj)
 	if changes.Has("spec.tags") {
-		if err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags); err != nil {
+		tags, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
+		if err != nil {
 			return cur, err
+		}
+		if changes.Only("spec.tags") {
+			// As after every create: the tags call's answer completes cur, no read needed.
+			tagged := *cur
+			tagged.Tags = tags
+			return &tagged, nil
 		}
 	}
 	upd := networks.UpdateOpts{}

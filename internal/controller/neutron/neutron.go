@@ -30,13 +30,14 @@ func Tags(obj client.Object, user []kupenstackv1.NeutronTag) []string {
 	return out
 }
 
-// SyncTags replaces the tags of a resource when they differ.
-func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string) error {
+// SyncTags replaces the tags of a resource when they differ. It returns the tags the resource
+// carries afterwards (Neutron's answer, or have when they did not differ), so that an update
+// that only set the tags (the one after every create) needs no second read of the resource.
+func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string) ([]string, error) {
 	if generic.SameSet(want, have) {
-		return nil
+		return have, nil
 	}
-	_, err := attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()
-	return err
+	return attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()
 }
 
 // FindOwned returns the resource created for obj: the one carrying its owner tag or, since

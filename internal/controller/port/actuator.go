@@ -290,8 +290,9 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, p *kupenstackv1.P
 	if err != nil {
 		return nil, err
 	}
+	tags := cur.Tags
 	if changes.Has(fieldTags) {
-		if err := neutron.SyncTags(ctx, sc, "ports", cur.ID, neutron.Tags(p, p.Spec.Tags), cur.Tags); err != nil {
+		if tags, err = neutron.SyncTags(ctx, sc, "ports", cur.ID, neutron.Tags(p, p.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}
@@ -324,7 +325,10 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, p *kupenstackv1.P
 		builder, dirty = portsecurity.PortUpdateOptsExt{UpdateOptsBuilder: upd, PortSecurityEnabled: p.Spec.PortSecurityEnabled}, true
 	}
 	if !dirty {
-		return a.Get(ctx, s, cur.ID) // only the tags changed
+		// Only the tags changed (as after every create): the tags call's answer completes cur.
+		tagged := *cur
+		tagged.Tags = tags
+		return &tagged, nil
 	}
 	var updated osPort
 	if err := ports.Update(ctx, sc, cur.ID, builder).ExtractInto(&updated); err != nil {

@@ -308,7 +308,7 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, r *kupenstackv1.R
 		return nil, err
 	}
 	if changes.Has(fieldTags) {
-		if err := neutron.SyncTags(ctx, sc, "routers", cur.ID, neutron.Tags(r, r.Spec.Tags), cur.Tags); err != nil {
+		if _, err := neutron.SyncTags(ctx, sc, "routers", cur.ID, neutron.Tags(r, r.Spec.Tags), cur.Tags); err != nil {
 			return cur, err
 		}
 	}

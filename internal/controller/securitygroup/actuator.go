@@ -210,8 +210,15 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 		return nil, err
 	}
 	if changes.Has("spec.tags") {
-		if err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags); err != nil {
+		tags, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags)
+		if err != nil {
 			return cur, err
+		}
+		if changes.Only("spec.tags") {
+			// As after every create: the tags call's answer completes cur, no read needed.
+			tagged := *cur
+			tagged.Tags = tags
+			return &tagged, nil
 		}
 	}
 	if changes.Has("spec.name") || changes.Has("spec.description") {

@@ -219,10 +219,26 @@ func (e *Env) start() (func(testsFailed bool), error) {
 	go func() { done <- mgr.Start(ctx) }()
 	return func(testsFailed bool) {
 		stop(testsFailed)
-		if err := <-done; err != nil {
+		waitManager(done, managerStopTimeout)
+	}, nil
+}
+
+// managerStopTimeout bounds the wait for the manager after its context ended. A manager still
+// waiting for its caches' first sync when the tests end (a quick -run on a loaded machine) never
+// returns once the API server is gone: controller-runtime's startup wait does not watch the
+// context. The package's tests are over by then, so the process may exit without it.
+const managerStopTimeout = time.Minute
+
+// waitManager waits for the manager's Start to return, at most timeout.
+func waitManager(done <-chan error, timeout time.Duration) {
+	select {
+	case err := <-done:
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "testenv: manager:", err)
 		}
-	}, nil
+	case <-time.After(timeout):
+		fmt.Fprintf(os.Stderr, "testenv: the manager had not stopped %s after the tests ended; exiting without it\n", timeout)
+	}
 }
 
 // RepoRoot is the checkout's top directory, found from this source file's location.

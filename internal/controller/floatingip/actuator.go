@@ -8,11 +8,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
@@ -33,11 +30,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.FloatingIP, floatingips.FloatingIP]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.FloatingIP { return &kupenstackv1.FloatingIP{} },
-		NewList:    func() client.ObjectList { return &kupenstackv1.FloatingIPList{} },
+		NewList:    newList,
 		// An association waits for a router between the port's subnet and the external network
 		// (Update): a Router object's change wakes the addresses not associated yet, instead of
 		// the wait's next poll.
-		Watches: []generic.Watch{{Object: &kupenstackv1.Router{}, Map: addressesAwaitingRouter(mgr.GetClient())}},
+		Watches: []generic.Watch{generic.WakeOn(mgr.GetClient(), newList, awaitsRouter)},
 		Dependencies: []generic.Dependency[*kupenstackv1.FloatingIP]{
 			generic.Refers[kupenstackv1.Network]("spec.floatingNetworkRef", func(f *kupenstackv1.FloatingIP) []string {
 				return generic.Ref(f.Spec.FloatingNetworkRef)
@@ -50,28 +47,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	})
 }
 
-// addressesAwaitingRouter maps a Router with an interface to its namespace's FloatingIPs that name
-// a port they are not associated with yet.
-func addressesAwaitingRouter(c client.Reader) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		router := o.(*kupenstackv1.Router)
-		if router.Status.Resource == nil || len(router.Status.Resource.Interfaces) == 0 {
-			return nil
-		}
-		var list kupenstackv1.FloatingIPList
-		if err := c.List(ctx, &list, client.InNamespace(router.Namespace)); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing floating IPs for a router change")
-			return nil
-		}
-		var reqs []reconcile.Request
-		for _, f := range list.Items {
-			if f.Spec.PortRef != "" && (f.Status.Resource == nil || f.Status.Resource.PortID == "") {
-				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: f.Namespace, Name: f.Name}})
-			}
-		}
-		return reqs
-	}
+// awaitsRouter says whether FloatingIP obj may be waiting for the changed Router: it names a
+// port it is not associated with yet, and the router has an interface (see Update).
+func awaitsRouter(router *kupenstackv1.Router, obj client.Object) bool {
+	f := obj.(*kupenstackv1.FloatingIP)
+	return router.Status.Resource != nil && len(router.Status.Resource.Interfaces) > 0 &&
+		f.Spec.PortRef != "" && (f.Status.Resource == nil || f.Status.Resource.PortID == "")
 }
+
+func newList() client.ObjectList { return &kupenstackv1.FloatingIPList{} }
 
 // floatingNetworkID is the ID of the network the address comes from: the ProviderNetwork's or the
 // Network's it names ("" while references are not resolved, as when deleting).

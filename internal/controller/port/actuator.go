@@ -11,11 +11,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
@@ -35,10 +32,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 		Actuator:   a,
 		Can:        generic.Capabilities[*kupenstackv1.Port, osPort]{List: a.ListAll, ListOwned: a.ListOwned, Claims: a.Claims},
 		New:        func() *kupenstackv1.Port { return &kupenstackv1.Port{} },
-		NewList:    func() client.ObjectList { return &kupenstackv1.PortList{} },
+		NewList:    newList,
 		// A Port without fixedIPs waits for its network's first subnet (Create): the Subnet
 		// object wakes it as soon as it has an ID, instead of the wait's next poll.
-		Watches: []generic.Watch{{Object: &kupenstackv1.Subnet{}, Map: portsAwaitingSubnet(mgr.GetClient())}},
+		Watches: []generic.Watch{generic.WakeOn(mgr.GetClient(), newList, awaitsSubnet)},
 		Dependencies: []generic.Dependency[*kupenstackv1.Port]{
 			generic.Refers[kupenstackv1.Network]("spec.networkRef", func(p *kupenstackv1.Port) []string {
 				if p.Spec.NetworkRef == "" {
@@ -60,28 +57,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options) error {
 	})
 }
 
-// portsAwaitingSubnet maps a Subnet that has an ID to the Ports of its network not created yet:
-// those that may be waiting for a subnet on it.
-func portsAwaitingSubnet(c client.Reader) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		subnet := o.(*kupenstackv1.Subnet)
-		if subnet.Status.ID == "" || subnet.Spec.NetworkRef == "" {
-			return nil
-		}
-		var list kupenstackv1.PortList
-		if err := c.List(ctx, &list, client.InNamespace(subnet.Namespace)); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing ports for a subnet change")
-			return nil
-		}
-		var reqs []reconcile.Request
-		for _, p := range list.Items {
-			if p.Spec.NetworkRef == subnet.Spec.NetworkRef && p.Status.ID == "" && len(p.Spec.FixedIPs) == 0 {
-				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
-			}
-		}
-		return reqs
-	}
+// awaitsSubnet says whether Port obj may be waiting for the changed Subnet: not created yet,
+// without fixedIPs, on the network of a subnet that now has its ID (see Create).
+func awaitsSubnet(subnet *kupenstackv1.Subnet, obj client.Object) bool {
+	p := obj.(*kupenstackv1.Port)
+	return subnet.Status.ID != "" && subnet.Spec.NetworkRef == p.Spec.NetworkRef && p.Status.ID == "" && len(p.Spec.FixedIPs) == 0
 }
+
+func newList() client.ObjectList { return &kupenstackv1.PortList{} }
 
 type osPort struct {
 	ports.Port

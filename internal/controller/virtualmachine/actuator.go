@@ -13,11 +13,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/pagination"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
 	"github.com/kupenstack/kupenstack/internal/controller/generic"
@@ -47,38 +44,24 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o generic.Options, healthPerio
 			Heal: &generic.Healing[*kupenstackv1.VirtualMachine, servers.Server]{Failure: a.Failure, Decide: a.Heal},
 		},
 		New:          func() *kupenstackv1.VirtualMachine { return &kupenstackv1.VirtualMachine{} },
-		NewList:      func() client.ObjectList { return &kupenstackv1.VirtualMachineList{} },
+		NewList:      newList,
 		ListPeriod:   healthPeriod,
 		Dependencies: dependencies,
 		// Nova refuses a server on a network without a subnet, and the VM waits (networkWithoutSubnet):
 		// the Subnet object wakes it as soon as it has an ID, instead of the wait's next poll.
-		Watches: []generic.Watch{{Object: &kupenstackv1.Subnet{}, Map: vmsAwaitingSubnet(mgr.GetClient())}},
+		Watches: []generic.Watch{generic.WakeOn(mgr.GetClient(), newList, awaitsSubnet)},
 	})
 }
 
-// vmsAwaitingSubnet maps a Subnet that has an ID to the VMs with a NIC on its network and no
-// server yet: those that may be waiting for a subnet on it.
-func vmsAwaitingSubnet(c client.Reader) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		subnet := o.(*kupenstackv1.Subnet)
-		if subnet.Status.ID == "" || subnet.Spec.NetworkRef == "" {
-			return nil
-		}
-		var list kupenstackv1.VirtualMachineList
-		if err := c.List(ctx, &list, client.InNamespace(subnet.Namespace)); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing VMs for a subnet change")
-			return nil
-		}
-		var reqs []reconcile.Request
-		for _, vm := range list.Items {
-			on := nicRefs(&vm, func(n kupenstackv1.VirtualMachineNIC) string { return n.NetworkRef })
-			if vm.Status.ID == "" && slices.Contains(on, subnet.Spec.NetworkRef) {
-				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}})
-			}
-		}
-		return reqs
-	}
+// awaitsSubnet says whether VM obj may be waiting for the changed Subnet: no server yet, a NIC on
+// the network of a subnet that now has its ID (see networkWithoutSubnet).
+func awaitsSubnet(subnet *kupenstackv1.Subnet, obj client.Object) bool {
+	vm := obj.(*kupenstackv1.VirtualMachine)
+	return subnet.Status.ID != "" && vm.Status.ID == "" &&
+		slices.Contains(nicRefs(vm, func(n kupenstackv1.VirtualMachineNIC) string { return n.NetworkRef }), subnet.Spec.NetworkRef)
 }
+
+func newList() client.ObjectList { return &kupenstackv1.VirtualMachineList{} }
 
 // dependencies are the objects a VM refers to: it waits for them, and they wait for it on deletion.
 var dependencies = []generic.Dependency[*kupenstackv1.VirtualMachine]{

@@ -26,7 +26,9 @@ func TestWakeOn(t *testing.T) {
 		}
 	}
 	w := WakeOn(c, func() client.ObjectList { return &kupenstackv1.PortList{} },
-		func(s *kupenstackv1.Subnet, o client.Object) bool { return o.(*kupenstackv1.Port).Spec.NetworkRef == s.Spec.NetworkRef })
+		func(s *kupenstackv1.Subnet, o client.Object) bool {
+			return o.(*kupenstackv1.Port).Spec.NetworkRef == s.Spec.NetworkRef
+		})
 	if _, ok := w.Object.(*kupenstackv1.Subnet); !ok {
 		t.Fatalf("the Watch is on %T, want *Subnet", w.Object)
 	}

@@ -20,7 +20,9 @@ func TestAwaitsSubnet(t *testing.T) {
 		v.Status.ID = id
 		return v
 	}
-	on := func(network string) kupenstackv1.VirtualMachineNIC { return kupenstackv1.VirtualMachineNIC{NetworkRef: network} }
+	on := func(network string) kupenstackv1.VirtualMachineNIC {
+		return kupenstackv1.VirtualMachineNIC{NetworkRef: network}
+	}
 	port := kupenstackv1.VirtualMachineNIC{PortRef: "p"}
 	for _, tc := range []struct {
 		name   string

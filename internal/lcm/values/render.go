@@ -341,8 +341,46 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 			return ComponentValues{}, fmt.Errorf("conf: %w", err)
 		}
 	}
+	if c.Chart == "nova" && !novaConsoleOnHostNetwork(v) {
+		// What surgeBeforeReplace leaves out for nova is only its console proxy.
+		if _, given := get(v, maxUnavailable...); !given {
+			set(v, int64(0), maxUnavailable...)
+		}
+	}
 	// Report the tags as finally rendered (values may have changed them).
 	return ComponentValues{Component: c, Values: v, ImageTags: imageTags(v), drop: drop, Prerequisites: needs}, nil
+}
+
+// maxUnavailable is where the OpenStack-Helm charts take their Deployments' rolling update's
+// maxUnavailable.
+var maxUnavailable = []string{"pod", "lifecycle", "upgrades", "deployments", "rolling_update", "max_unavailable"}
+
+// novaConsoleOnHostNetwork says whether nova's values deploy a console proxy on the host's
+// network: the chart deploys the proxy of console.console_kind (noVNC by default) unless its
+// manifests.deployment_<proxy> is off; the noVNC proxy runs on the host's network unless
+// pod.useHostNetwork.novncproxy is false, the SPICE proxy always, the serial one only when
+// pod.useHostNetwork.serialproxy is true. Such a pod's successor cannot start on the node
+// while it holds the port, so the chart's Deployments must stop a pod before its successor.
+func novaConsoleOnHostNetwork(v map[string]any) bool {
+	kind := "novnc"
+	if k, ok := get(v, "console", "console_kind"); ok {
+		kind, _ = k.(string)
+	}
+	proxy := map[string]string{"novnc": "novncproxy", "spice": "spiceproxy", "serial": "serialproxy"}[kind]
+	if proxy == "" {
+		return false
+	}
+	if on, ok := get(v, "manifests", "deployment_"+proxy); ok && on == false {
+		return false
+	}
+	host, set := get(v, "pod", "useHostNetwork", proxy)
+	switch proxy {
+	case "novncproxy":
+		return !set || host != false
+	case "serialproxy":
+		return host == true
+	}
+	return true
 }
 
 // imageTags are the images.tags entries of v that are set.
@@ -581,8 +619,9 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 // side replace a pod only once its successor is Ready (maxUnavailable 0; the charts' maxSurge
 // stays): the charts default to maxUnavailable 1, which on the one replica of a small cloud
 // stops the only API pod as soon as its successor is created, and the API is down until that
-// one is Ready. Left at the chart's default: nova (novncproxy runs on the host's network: its
-// successor cannot start on the same node while it holds the port), Glance on a volume of a
+// one is Ready. Left at the chart's default: nova with a console proxy on the host's network
+// (novaConsoleOnHostNetwork: its successor cannot start on the same node while it holds the
+// port; renderComponent decides once the profile's values are known), Glance on a volume of a
 // storage class (ReadWriteOnce: a successor on another node could not mount it), Cinder (two
 // cinder-volume on one volume group), and the infrastructure charts (StatefulSets, or
 // memcached, whose pods are not interchangeable caches). The profile's values override it.
@@ -596,7 +635,7 @@ func surgeBeforeReplace(v map[string]any, c Component, storageClass string) {
 	default:
 		return
 	}
-	set(v, int64(0), "pod", "lifecycle", "upgrades", "deployments", "rolling_update", "max_unavailable")
+	set(v, int64(0), maxUnavailable...)
 }
 
 // lvmBackend is Cinder's default backend.

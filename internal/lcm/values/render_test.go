@@ -392,7 +392,7 @@ func TestRenderSmallClusterDefaults(t *testing.T) {
 		{out, "neutron", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable", `0`},
 		{out, "glance", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable", `0`},
 		{named, "glance", "pod.lifecycle.upgrades.deployments.rolling_update", `<none>`},
-		{out, "nova", "pod.lifecycle", `<none>`},
+		{out, "nova", "pod.lifecycle", `<none>`}, // the noVNC proxy on the host's network
 		{out, "cinder", "pod.lifecycle", `<none>`},
 		{out, "memcached", "pod.lifecycle", `<none>`},
 	} {
@@ -532,5 +532,34 @@ func TestSelectedComponents(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("components %s: %v, want %q", list, err, want)
 		}
+	}
+}
+
+// Nova's Deployments are replaced once their successors are Ready when no console proxy holds a
+// port of the host's network; the values' own setting wins.
+func TestRenderNovaSurgesWithoutAHostNetworkConsole(t *testing.T) {
+	const path = "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable"
+	for _, tt := range []struct{ name, values, want string }{
+		{"the chart's defaults: noVNC on the host's network", `{}`, `<none>`},
+		{"no console", `{"console":{"console_kind":"none"}}`, `0`},
+		{"noVNC's Deployment off", `{"manifests":{"deployment_novncproxy":false}}`, `0`},
+		{"noVNC on the pod network", `{"pod":{"useHostNetwork":{"novncproxy":false}}}`, `0`},
+		{"SPICE, always on the host's network", `{"console":{"console_kind":"spice"},"pod":{"useHostNetwork":{"novncproxy":false}}}`, `<none>`},
+		{"SPICE's Deployment off", `{"console":{"console_kind":"spice"},"manifests":{"deployment_spiceproxy":false}}`, `0`},
+		{"serial, on the pod network by default", `{"console":{"console_kind":"serial"}}`, `0`},
+		{"serial on the host's network", `{"console":{"console_kind":"serial"},"pod":{"useHostNetwork":{"serialproxy":true}}}`, `<none>`},
+		{"the values' own setting", `{"console":{"console_kind":"none"},"pod":{"lifecycle":{"upgrades":{"deployments":{"rolling_update":{"max_unavailable":2}}}}}}`, `2`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+				Components: map[string]kupenstackv1.ComponentProfile{"nova": {Values: rawJSON(tt.values)}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := at(t, component(t, out, "nova").Values, path); got != tt.want {
+				t.Errorf("%s = %s, want %s", path, got, tt.want)
+			}
+		})
 	}
 }

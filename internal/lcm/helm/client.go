@@ -101,7 +101,7 @@ func (c *Client) Install(ctx context.Context, name string, ch *chart.Chart, valu
 
 // Upgrade upgrades release name to the chart and values.
 func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, values map[string]any, labels map[string]string, description string) (*release.Release, error) {
-	if err := c.deleteFinishedJobs(ctx, name, ch); err != nil {
+	if err := c.deleteFinishedJobs(ctx, name); err != nil {
 		return nil, err
 	}
 	up := action.NewUpgrade(c.cfg)
@@ -116,7 +116,7 @@ func (c *Client) Upgrade(ctx context.Context, name string, ch *chart.Chart, valu
 
 // Rollback makes revision the content of a new revision of release name.
 func (c *Client) Rollback(name string, revision int) error {
-	if err := c.deleteFinishedJobs(context.Background(), name, nil); err != nil {
+	if err := c.deleteFinishedJobs(context.Background(), name); err != nil {
 		return err
 	}
 	rb := action.NewRollback(c.cfg)
@@ -127,21 +127,12 @@ func (c *Client) Rollback(name string, revision int) error {
 	return rb.Run(name)
 }
 
-// deleteFinishedJobs deletes the finished Jobs of the release's manifest before an action changes
-// them: a Job's pod template cannot be changed, so Helm's patch of, say, nova-bootstrap with a new
-// release's image fails the whole upgrade. The next revision creates them again; OpenStack-Helm
-// writes these Jobs (nova's bootstrap and cell setup) to be run again after a change. A Job still
-// running is left to finish.
-//
-// An upgrade to another chart version (a release upgrade, next not nil) also deletes the finished
-// Jobs of the release's upgrade hooks first (see UpgradeHookJobs). Helm would replace them only
-// after it applied the new workloads, and until then the new pods' dependency checks find the
-// old run Complete: new nova pods started before the hooks had migrated the database and made
-// the Keystone users the new chart names (2025.1 → 2026.1: nova's scheduler refused by
-// placement, 401, until nova-ks-user ran), while Deployments that keep their old pod until the
-// new one is Ready would have served on. Hooks are left to Helm on other upgrades, whose new pods
-// need nothing the hooks make.
-func (c *Client) deleteFinishedJobs(ctx context.Context, name string, next *chart.Chart) error {
+// deleteFinishedJobs deletes the finished Jobs of the release's manifest (not its hooks, which
+// Helm replaces itself) before an action changes them: a Job's pod template cannot be changed,
+// so Helm's patch of, say, nova-bootstrap with a new release's image fails the whole upgrade.
+// The next revision creates them again; OpenStack-Helm writes these Jobs (nova's bootstrap and
+// cell setup) to be run again after a change. A Job still running is left to finish.
+func (c *Client) deleteFinishedJobs(ctx context.Context, name string) error {
 	last, err := c.Last(name)
 	if err != nil || last == nil {
 		return err
@@ -149,13 +140,6 @@ func (c *Client) deleteFinishedJobs(ctx context.Context, name string, next *char
 	objs, err := Objects(last.Manifest, c.namespace)
 	if err != nil {
 		return err
-	}
-	if next != nil {
-		hooks, err := UpgradeHookJobs(last, next, c.namespace)
-		if err != nil {
-			return err
-		}
-		objs = append(objs, hooks...)
 	}
 	for _, o := range objs {
 		if o.GVK.Group != "batch" || o.GVK.Kind != "Job" {
@@ -179,30 +163,6 @@ func (c *Client) deleteFinishedJobs(ctx context.Context, name string, next *char
 		}
 	}
 	return nil
-}
-
-// UpgradeHookJobs are the Jobs of last's hooks that an upgrade to next runs again (pre- or
-// post-upgrade hooks), when next is another chart version than last's; none otherwise. Only
-// those: a Job deleted that no upgrade hook makes again would hold for ever the pods that wait
-// for it.
-func UpgradeHookJobs(last *release.Release, next *chart.Chart, namespace string) ([]ObjectRef, error) {
-	if last.Chart == nil || last.Chart.Metadata == nil || next.Metadata == nil || last.Chart.Metadata.Version == next.Metadata.Version {
-		return nil, nil
-	}
-	var out []ObjectRef
-	for _, h := range last.Hooks {
-		if h.Kind != "Job" || !slices.ContainsFunc(h.Events, func(e release.HookEvent) bool {
-			return e == release.HookPreUpgrade || e == release.HookPostUpgrade
-		}) {
-			continue
-		}
-		objs, err := Objects(h.Manifest, namespace)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-	}
-	return out, nil
 }
 
 func jobFinished(job *batchv1.Job) bool {

@@ -1,6 +1,7 @@
 package values
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -370,15 +371,40 @@ func novaConsoleOnHostNetwork(v map[string]any) bool {
 	if proxy == "" {
 		return false
 	}
-	if on, ok := get(v, "manifests", "deployment_"+proxy); ok && on == false {
+	if on, ok := get(v, "manifests", "deployment_"+proxy); ok && !truthy(on) {
 		return false
 	}
 	host, set := get(v, "pod", "useHostNetwork", proxy)
 	switch proxy {
 	case "novncproxy":
-		return !set || host != false
+		return !set || truthy(host)
 	case "serialproxy":
-		return host == true
+		return truthy(host)
+	}
+	return true
+}
+
+// truthy is a value's truth in a chart's `if`, as Go templates judge it: false, 0, nil and empty
+// strings, lists and maps are false ("false", a non-empty string, is true).
+func truthy(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case string:
+		return v != ""
+	case json.Number: // how ParseObject reads the values' numbers
+		f, err := v.Float64()
+		return err != nil || f != 0
+	case int64:
+		return v != 0
+	case float64:
+		return v != 0
+	case map[string]any:
+		return len(v) > 0
+	case []any:
+		return len(v) > 0
 	}
 	return true
 }

@@ -548,6 +548,10 @@ func TestRenderNovaSurgesWithoutAHostNetworkConsole(t *testing.T) {
 		{"SPICE's Deployment off", `{"console":{"console_kind":"spice"},"manifests":{"deployment_spiceproxy":false}}`, `0`},
 		{"serial, on the pod network by default", `{"console":{"console_kind":"serial"}}`, `0`},
 		{"serial on the host's network", `{"console":{"console_kind":"serial"},"pod":{"useHostNetwork":{"serialproxy":true}}}`, `<none>`},
+		// The chart's `if` takes a string as true, whatever it says.
+		{"serial on the host's network, as a string", `{"console":{"console_kind":"serial"},"pod":{"useHostNetwork":{"serialproxy":"true"}}}`, `<none>`},
+		{"noVNC's Deployment off as a string: still deployed", `{"manifests":{"deployment_novncproxy":"false"}}`, `<none>`},
+		{"noVNC's Deployment off as 0", `{"manifests":{"deployment_novncproxy":0}}`, `0`},
 		{"the values' own setting", `{"console":{"console_kind":"none"},"pod":{"lifecycle":{"upgrades":{"deployments":{"rolling_update":{"max_unavailable":2}}}}}}`, `2`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

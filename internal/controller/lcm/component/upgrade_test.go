@@ -2,20 +2,13 @@ package component_test
 
 import (
 	"fmt"
-	"slices"
 	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
@@ -62,7 +55,6 @@ func TestReleaseUpgrade2025_2To2026_1(t *testing.T) {
 		}
 	}
 
-	order := watchUpgradeOrder(t)
 	start := time.Now()
 	updateConfig(t, func(s *kupenstackv1.KupenstackConfigurationSpec) { s.Release = "2026.1" })
 	var upgraded map[string]kupenstackv1.OpenstackComponent
@@ -80,7 +72,6 @@ func TestReleaseUpgrade2025_2To2026_1(t *testing.T) {
 			t.Errorf("%s: revision %d, want 2 (one upgrade)", n, c.Status.Revision)
 		}
 	}
-	order.check(t)
 	// Phases: every upgrade of a phase starts after the last component of the earlier phases
 	// was Ready on 2026.1.
 	// The earliest Upgraded Event of each component since the change (an earlier test's Events
@@ -194,105 +185,4 @@ func teardownInOrder(t *testing.T, comps map[string]kupenstackv1.OpenstackCompon
 		}
 		return nil
 	})
-}
-
-// upgradeOrder records, per release (OpenStack-Helm's release_group label), when the old run of
-// its upgrade hook Jobs was deleted and when its Deployments' specs first changed, as
-// resourceVersions: one etcd's grow across kinds (the API calls them opaque, which a test of this
-// cluster may ignore), so they order the two without clocks.
-type upgradeOrder struct {
-	mu            sync.Mutex
-	hookDeleted   map[string]uint64
-	deployChanged map[string]uint64
-	changed       map[string]string // release -> the Deployment changed first
-}
-
-// watchUpgradeOrder starts watching the cloud's Jobs and Deployments; the watches end with the test.
-func watchUpgradeOrder(t *testing.T) *upgradeOrder {
-	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &upgradeOrder{hookDeleted: map[string]uint64{}, deployChanged: map[string]uint64{}, changed: map[string]string{}}
-	jobs, err := cs.BatchV1().Jobs(cloudNS).Watch(env.Ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deployList *appsv1.DeploymentList
-	if deployList, err = cs.AppsV1().Deployments(cloudNS).List(env.Ctx, metav1.ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	generation := map[string]int64{}
-	for _, d := range deployList.Items {
-		generation[d.Name] = d.Generation
-	}
-	deploys, err := cs.AppsV1().Deployments(cloudNS).Watch(env.Ctx, metav1.ListOptions{ResourceVersion: deployList.ResourceVersion})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(jobs.Stop)
-	t.Cleanup(deploys.Stop)
-	earliest := func(m map[string]uint64, release, rv string) bool {
-		v, err := strconv.ParseUint(rv, 10, 64)
-		if err != nil || release == "" {
-			return false
-		}
-		if cur, ok := m[release]; !ok || v < cur {
-			m[release] = v
-			return true
-		}
-		return false
-	}
-	go func() {
-		for ev := range jobs.ResultChan() {
-			j, ok := ev.Object.(*batchv1.Job)
-			if !ok || ev.Type != watch.Deleted || !strings.Contains(j.Annotations["helm.sh/hook"], "upgrade") {
-				continue
-			}
-			o.mu.Lock()
-			earliest(o.hookDeleted, j.Labels["release_group"], j.ResourceVersion)
-			o.mu.Unlock()
-		}
-	}()
-	go func() {
-		for ev := range deploys.ResultChan() {
-			d, ok := ev.Object.(*appsv1.Deployment)
-			if !ok || ev.Type != watch.Modified || d.Generation <= generation[d.Name] {
-				continue
-			}
-			o.mu.Lock()
-			if release := d.Labels["release_group"]; earliest(o.deployChanged, release, d.ResourceVersion) {
-				o.changed[release] = d.Name
-			}
-			o.mu.Unlock()
-		}
-	}()
-	return o
-}
-
-// check: every release whose Deployments the upgrade changed and which has upgrade hook Jobs had
-// the old run of those deleted first, so that the new pods' dependency checks waited for this
-// upgrade's run (the database migrated, the new chart's Keystone users made) instead of finding
-// the old one Complete. Helm deletes the old run itself only when it runs the hooks again, after
-// it applied the new workloads. Releases without such hooks (memcached) are not checked.
-func (o *upgradeOrder) check(t *testing.T) {
-	t.Helper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var checked []string
-	for release, changed := range o.deployChanged {
-		deleted, ok := o.hookDeleted[release]
-		if !ok {
-			continue
-		}
-		checked = append(checked, release)
-		if deleted > changed {
-			t.Errorf("%s: Deployment %s changed (resourceVersion %d) before the old hook Jobs went (%d): its new pods found them Complete", release, o.changed[release], changed, deleted)
-		}
-	}
-	if !slices.Contains(checked, "nova") || !slices.Contains(checked, "keystone") {
-		t.Errorf("releases with changed Deployments and deleted hook Jobs: %v, want nova and keystone among them (changed: %v, deleted: %v)",
-			checked, o.deployChanged, o.hookDeleted)
-	}
 }

@@ -291,7 +291,6 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 	if needs == nil {
 		drop = smallCluster(v, c, p.StorageClass)
 	}
-	surgeBeforeReplace(v, c, p.StorageClass)
 	// Profile-wide knobs; the images the values leave unset are decided with the chart (ForChart).
 	if p.ImagePullPolicy != "" {
 		set(v, string(p.ImagePullPolicy), "images", "pull_policy")
@@ -321,6 +320,7 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 		set(v, imgs, "images", "tags")
 	}
 	if !ok {
+		surgeBeforeReplace(v, c, p.StorageClass)
 		return ComponentValues{Component: c, Values: v, ImageTags: tags, drop: drop, Prerequisites: needs}, nil
 	}
 	if cp.Values != nil {
@@ -342,12 +342,8 @@ func renderComponent(c Component, p *kupenstackv1.OpenstackCloudConfigurationPro
 			return ComponentValues{}, fmt.Errorf("conf: %w", err)
 		}
 	}
-	if c.Chart == "nova" && !novaConsoleOnHostNetwork(v) {
-		// What surgeBeforeReplace leaves out for nova is only its console proxy.
-		if _, given := get(v, maxUnavailable...); !given {
-			set(v, int64(0), maxUnavailable...)
-		}
-	}
+	// After the profile's values: they decide nova's case, and a maxUnavailable they give wins.
+	surgeBeforeReplace(v, c, p.StorageClass)
 	// Report the tags as finally rendered (values may have changed them).
 	return ComponentValues{Component: c, Values: v, ImageTags: imageTags(v), drop: drop, Prerequisites: needs}, nil
 }
@@ -647,10 +643,11 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 // stops the only API pod as soon as its successor is created, and the API is down until that
 // one is Ready. Left at the chart's default: nova with a console proxy on the host's network
 // (novaConsoleOnHostNetwork: its successor cannot start on the same node while it holds the
-// port; renderComponent decides once the profile's values are known), Glance on a volume of a
-// storage class (ReadWriteOnce: a successor on another node could not mount it), Cinder (two
-// cinder-volume on one volume group), and the infrastructure charts (StatefulSets, or
-// memcached, whose pods are not interchangeable caches). The profile's values override it.
+// port), Glance on a volume of a storage class (ReadWriteOnce: a successor on another node
+// could not mount it), Cinder (two cinder-volume on one volume group), and the infrastructure
+// charts (StatefulSets, or memcached, whose pods are not interchangeable caches). v already
+// holds the profile's values, which override it: a maxUnavailable they set, or a map on its
+// path they set to null or a scalar, is theirs.
 func surgeBeforeReplace(v map[string]any, c Component, storageClass string) {
 	switch c.Chart {
 	case "keystone", "placement", "neutron", "horizon":
@@ -658,10 +655,31 @@ func surgeBeforeReplace(v map[string]any, c Component, storageClass string) {
 		if storageClass != "" {
 			return
 		}
+	case "nova":
+		if novaConsoleOnHostNetwork(v) {
+			return
+		}
 	default:
 		return
 	}
-	set(v, int64(0), maxUnavailable...)
+	if !givenOnPath(v, maxUnavailable) {
+		set(v, int64(0), maxUnavailable...)
+	}
+}
+
+// givenOnPath says whether v sets path, or something other than a map on the way to it.
+func givenOnPath(v map[string]any, path []string) bool {
+	var cur any = v
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return true
+		}
+		if cur, ok = m[p]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // lvmBackend is Cinder's default backend.

@@ -566,4 +566,14 @@ func TestRenderNovaSurgesWithoutAHostNetworkConsole(t *testing.T) {
 			}
 		})
 	}
+	// A null the values put on the way is theirs too (Helm drops the chart's default there).
+	out, err := Render(Input{Release: "2026.1", Profile: &kupenstackv1.OpenstackCloudConfigurationProfileSpec{
+		Components: map[string]kupenstackv1.ComponentProfile{"keystone": {Values: rawJSON(`{"pod":{"lifecycle":{"upgrades":null}}}`)}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at(t, component(t, out, "keystone").Values, "pod.lifecycle.upgrades"); got != `null` {
+		t.Errorf("keystone pod.lifecycle.upgrades = %s, want the values' null", got)
+	}
 }

@@ -184,11 +184,18 @@ put() {
 port_free() { [[ -z $(ss -Hltn "sport = :$1") ]]; }
 
 deps() {
-  local missing=() p
+  install_missing "${PACKAGES[@]}"
   # iptables over nf_tables: the kubelet and kube-proxy create the ip/ip6 filter, nat and mangle
-  # tables when the host had none; `down` deletes them again with nft.
-  [[ $(iptables -V 2>/dev/null) == *nf_tables* ]] && PACKAGES+=(nftables)
-  for p in "${PACKAGES[@]}"; do
+  # tables when the host had none; `down` deletes them again with nft. Asked only now: on a fresh
+  # machine iptables comes with the packages above (containernetworking-plugins needs it).
+  if [[ $(iptables -V 2>/dev/null) == *nf_tables* ]]; then
+    install_missing nftables
+  fi
+}
+
+install_missing() { # PACKAGE...: apt-get install those not installed yet
+  local missing=() p
+  for p in "$@"; do
     [[ $(dpkg-query -W -f '${Status}' "$p" 2>/dev/null) == 'install ok installed' ]] || missing+=("$p")
   done
   ((${#missing[@]})) || return 0

@@ -74,6 +74,12 @@ type ManagedStatus struct {
 	// +optional
 	ID string `json:"id,omitempty"`
 
+	// CreateRequested is true from just before KupenStack asks OpenStack to create the resource
+	// until its ID is in id: an operator that died in between finds the resource made for this
+	// object before it creates another.
+	// +optional
+	CreateRequested bool `json:"createRequested,omitempty"`
+
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

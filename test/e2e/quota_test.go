@@ -144,12 +144,10 @@ func TestProjectQuota(t *testing.T) {
 	raised := time.Now()
 	updateSpec(t, q, func(q *kupenstackv1.ProjectQuota) { q.Spec.Network.Networks = i64(2) })
 	waitReady(t, over)
-	// Well within the two minutes a rejected request otherwise waits.
-	took := time.Since(raised)
-	if took > time.Minute {
-		t.Errorf("the network was created %v after the quota grew", took)
-	}
-	t.Logf("the network over quota was created %v after the quota grew", took.Round(time.Millisecond))
+	// That the quota's change wakes the refused object, rather than the two-minute retry of a
+	// rejected request, is TestQuotaAppliedWakesRejectedObjects' (internal/controller/generic);
+	// a time compared here would fail on a busy machine, not on a wrong program.
+	t.Logf("the network over quota was created %v after the quota grew", time.Since(raised).Round(time.Millisecond))
 	waitQuota(t, q, "both networks in use", func(q *kupenstackv1.ProjectQuota) error {
 		if u := q.Status.Network.Networks; u != (kupenstackv1.QuotaUsage{Limit: 2, InUse: 2}) {
 			return fmt.Errorf("networks %+v", u)

@@ -42,6 +42,9 @@ func TestWholeCloud(t *testing.T) {
 	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
 		chartsDir = realcharts.Dir(t, "2025.1.0")
 		guest = guestImage(t)
+		// The node's packages first (they stay installed, as in TestRealCluster): on a fresh
+		// machine the snapshot would otherwise find no iptables-save to ask.
+		newEnv(t).run(t, "deps")
 		before = snapshotHost(t)
 		// Registered before the cluster's own clean-up, so it runs after `down`.
 		t.Cleanup(func() {

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -166,6 +167,9 @@ type Reconciler[O Object, R any] struct {
 	// repairing is, per object UID, the drift a repair that waits has reported as begun, so the
 	// passes that wait for it do not report it again.
 	repairing sync.Map
+	// createSent holds the UIDs of the objects this process has sent a create for (see
+	// mayHaveCreated): the cache may not show the status write that records it yet.
+	createSent sync.Map
 }
 
 // Finalizer is the finalizer of every OpenStack resource kind.
@@ -443,13 +447,18 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 		return nil, outcome{state: conditions.State{Reason: kupenstackv1.ReasonInvalidConfiguration,
 			Message: "an unmanaged object must import an existing resource"}}
 	default:
-		if res, err = r.Actuator.FindOwned(ctx, s, obj); err != nil {
-			return nil, errorOutcome(err)
+		if r.mayHaveCreated(obj) {
+			if res, err = r.Actuator.FindOwned(ctx, s, obj); err != nil {
+				return nil, errorOutcome(err)
+			}
 		}
 		if res != nil {
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Adopted", "Adopt",
 				"adopted %s %s, created earlier for this object", r.Name, r.Actuator.ID(res))
 		} else {
+			if err := r.recordCreateRequest(ctx, obj, before); err != nil {
+				return nil, outcome{err: err}
+			}
 			if res, err = r.Actuator.Create(ctx, s, obj); err != nil {
 				return nil, errorOutcome(err)
 			}
@@ -460,6 +469,7 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 	// the pass found it, so it also carries what the pass changed so far (a heal's restart
 	// count): the API server's answer replaces obj, and would otherwise drop those changes.
 	st.ID = r.Actuator.ID(res)
+	st.CreateRequested = false
 	// Until this pass ends, the object must not look Ready with the old resource's observation.
 	conditions.Set(&st.Conditions, obj.GetGeneration(), conditions.State{
 		Waiting: fmt.Sprintf("%s %s exists; bringing it in line with the spec", r.Name, st.ID)})
@@ -467,6 +477,37 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 		return nil, outcome{err: err}
 	}
 	return res, outcome{}
+}
+
+// mayHaveCreated says whether a resource made for obj may exist that its status does not name, so
+// that the pass must look for it (FindOwned, a list call) before it creates one: when a create
+// was requested for obj, by this process or, as the status records, an earlier one. A first
+// create then costs no list. Kinds whose drift check finds no duplicates (no Can.Claims) always
+// look: an object an operator without the record was creating when it stopped carries none.
+func (r *Reconciler[O, R]) mayHaveCreated(obj O) bool {
+	if r.Can.Claims == nil || obj.GetManagedStatus().CreateRequested {
+		return true
+	}
+	_, sent := r.createSent.Load(obj.GetUID())
+	return sent
+}
+
+// recordCreateRequest records, before the create call, that a resource may exist for obj from
+// now on: in this process, and in the status for the next one, should this one die before the
+// ID is written. Only the field is patched; obj and before (what the pass's later patches are
+// made against) are given it too, so that writing the ID clears it.
+func (r *Reconciler[O, R]) recordCreateRequest(ctx context.Context, obj O, before O) error {
+	r.createSent.Store(obj.GetUID(), struct{}{})
+	if obj.GetManagedStatus().CreateRequested {
+		return nil
+	}
+	marker := client.RawPatch(types.MergePatchType, []byte(`{"status":{"createRequested":true}}`))
+	if err := r.Client.Status().Patch(ctx, obj.DeepCopyObject().(O), marker); err != nil {
+		return err
+	}
+	obj.GetManagedStatus().CreateRequested = true
+	before.GetManagedStatus().CreateRequested = true
+	return nil
 }
 
 // heal carries out a Healing's decision about a failed resource: it deletes it (the next pass
@@ -542,6 +583,7 @@ func (r *Reconciler[O, R]) reconcileDelete(ctx context.Context, obj O) (ctrl.Res
 	r.dups.take(obj.GetUID()) // deletion takes every resource made for obj (Can.ListOwned)
 	r.appliedAt.Delete(obj.GetUID())
 	r.repairing.Delete(obj.GetUID())
+	r.createSent.Delete(obj.GetUID())
 	// Deletion guard: OpenStack would refuse (or orphan) a resource still in use.
 	if users, err := r.Registry.Dependents(ctx, r.Client, r.Name, obj.GetNamespace(), obj.GetName()); err != nil || len(users) > 0 {
 		if err != nil {

@@ -23,6 +23,9 @@ type listingActuator struct {
 	resources map[string]string // ID -> owner UID
 	next      int
 	calls     map[string]int
+	// failCreate, by object name: the create is made, but its answer is this error (a timeout
+	// after OpenStack acted, or the operator gone before it read the answer).
+	failCreate map[string]error
 }
 
 func (a *listingActuator) count(op string) int {
@@ -41,7 +44,16 @@ func (a *listingActuator) Get(_ context.Context, _ Scope, id string) (*string, e
 	return &id, nil
 }
 
-func (a *listingActuator) FindOwned(context.Context, Scope, *kupenstackv1.Subnet) (*string, error) {
+func (a *listingActuator) FindOwned(_ context.Context, _ Scope, s *kupenstackv1.Subnet) (*string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls["findOwned"]++
+	a.calls["findOwned/"+s.Namespace+"/"+s.Name]++
+	for id, owner := range a.resources {
+		if owner == string(s.UID) {
+			return &id, nil
+		}
+	}
 	return nil, nil
 }
 
@@ -56,6 +68,10 @@ func (a *listingActuator) Create(_ context.Context, _ Scope, s *kupenstackv1.Sub
 	a.next++
 	id := fmt.Sprintf("sub-%d", a.next)
 	a.resources[id] = string(s.UID)
+	if err := a.failCreate[s.Name]; err != nil {
+		delete(a.failCreate, s.Name)
+		return nil, err
+	}
 	return &id, nil
 }
 
@@ -101,7 +117,7 @@ func (a *listingActuator) exists(id string) bool {
 	return ok
 }
 
-var lister = &listingActuator{resources: map[string]string{}, calls: map[string]int{}}
+var lister = &listingActuator{resources: map[string]string{}, calls: map[string]int{}, failCreate: map[string]error{}}
 
 // TestDriftCheckCostsOneListPerProject: with many objects in sync, each drift-check round makes
 // one list call for the project and no per-object call; a resource deleted out of band is

@@ -199,17 +199,9 @@ func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *os
 		return nil, err
 	}
 	p := a.params(obj)
-	if changes.Has("spec.tags") {
-		tags, err := neutron.SyncTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
-		if err != nil {
-			return cur, err
-		}
-		if changes.Only("spec.tags") {
-			// As after every create: the tags call's answer completes cur, no read needed.
-			tagged := *cur
-			tagged.Tags = tags
-			return &tagged, nil
-		}
+	if res, done, err := neutron.UpdateTags(ctx, sc, "networks", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags, cur, changes,
+		func(n osNetwork, tags []string) osNetwork { n.Tags = tags; return n }); done {
+		return res, err
 	}
 	upd := networks.UpdateOpts{}
 	dirty := false

@@ -40,6 +40,27 @@ func SyncTags(ctx context.Context, sc *gophercloud.ServiceClient, resourceType, 
 	return attributestags.ReplaceAll(ctx, sc, resourceType, id, attributestags.ReplaceAllOpts{Tags: want}).Extract()
 }
 
+// UpdateTags is an Update's first step for a kind whose tags are its field "spec.tags": it sets
+// the tags when that field changed (SyncTags), and says whether that was the only change (done).
+// Then, as after every create, the tags call's answer completes cur and no read is needed: res is
+// cur with those tags (withTags sets them on a copy). On an error, done is true and res is cur.
+func UpdateTags[R any](ctx context.Context, sc *gophercloud.ServiceClient, resourceType, id string, want, have []string,
+	cur *R, changes generic.Changes, withTags func(R, []string) R,
+) (res *R, done bool, err error) {
+	if !changes.Has("spec.tags") {
+		return cur, false, nil
+	}
+	tags, err := SyncTags(ctx, sc, resourceType, id, want, have)
+	if err != nil {
+		return cur, true, err
+	}
+	if !changes.Only("spec.tags") {
+		return cur, false, nil
+	}
+	tagged := withTags(*cur, tags)
+	return &tagged, true, nil
+}
+
 // FindOwned returns the resource created for obj: the one carrying its owner tag or, since
 // Zed's Neutron cannot tag in the create call, an untagged one named name (from ClaimableName;
 // "" looks by the tag only) created after it.

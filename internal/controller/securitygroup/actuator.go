@@ -209,17 +209,9 @@ func (a actuator) Update(ctx context.Context, s generic.Scope, sg *kupenstackv1.
 	if err != nil {
 		return nil, err
 	}
-	if changes.Has("spec.tags") {
-		tags, err := neutron.SyncTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags)
-		if err != nil {
-			return cur, err
-		}
-		if changes.Only("spec.tags") {
-			// As after every create: the tags call's answer completes cur, no read needed.
-			tagged := *cur
-			tagged.Tags = tags
-			return &tagged, nil
-		}
+	if res, done, err := neutron.UpdateTags(ctx, sc, "security-groups", cur.ID, neutron.Tags(sg, sg.Spec.Tags), cur.Tags, cur, changes,
+		func(g groups.SecGroup, tags []string) groups.SecGroup { g.Tags = tags; return g }); done {
+		return res, err
 	}
 	if changes.Has("spec.name") || changes.Has("spec.description") {
 		upd := groups.UpdateOpts{Description: &sg.Spec.Description}

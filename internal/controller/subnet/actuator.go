@@ -201,17 +201,9 @@ func (a actuator[O]) Update(ctx context.Context, s generic.Scope, obj O, cur *su
 	if err != nil {
 		return nil, err
 	}
-	if changes.Has("spec.tags") {
-		tags, err := neutron.SyncTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags)
-		if err != nil {
-			return cur, err
-		}
-		if changes.Only("spec.tags") {
-			// As after every create: the tags call's answer completes cur, no read needed.
-			tagged := *cur
-			tagged.Tags = tags
-			return &tagged, nil
-		}
+	if res, done, err := neutron.UpdateTags(ctx, sc, "subnets", cur.ID, neutron.Tags(obj, p.Tags), cur.Tags, cur, changes,
+		func(s subnets.Subnet, tags []string) subnets.Subnet { s.Tags = tags; return s }); done {
+		return res, err
 	}
 	upd, dirty := subnets.UpdateOpts{}, false
 	if changes.Has("spec.name") {

@@ -1,0 +1,162 @@
+package generic
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
+	"github.com/kupenstack/kupenstack/internal/controller/conditions"
+	"github.com/kupenstack/kupenstack/internal/testutil/testenv"
+)
+
+func TestMayHaveCreated(t *testing.T) {
+	claims := func(*kupenstackv1.Subnet, *string, time.Time) bool { return false }
+	cases := []struct {
+		name            string
+		claims          bool
+		createRequested bool // in the status, by an earlier process
+		sentHere        bool // by this process, the cache perhaps behind
+		want            bool
+	}{
+		{name: "never sent: no list", claims: true},
+		{name: "sent by an earlier process", claims: true, createRequested: true, want: true},
+		{name: "sent by this process, the cache behind", claims: true, sentHere: true, want: true},
+		{name: "a kind whose duplicates nothing finds: always", want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler[*kupenstackv1.Subnet, string]{}
+			if tc.claims {
+				r.Can.Claims = claims
+			}
+			s := &kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{UID: types.UID("uid-1")}}
+			s.Status.CreateRequested = tc.createRequested
+			if tc.sentHere {
+				r.createSent.Store(s.UID, struct{}{})
+			}
+			if got := r.mayHaveCreated(s); got != tc.want {
+				t.Errorf("mayHaveCreated = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func newSubnet(t *testing.T, ns, name string) *kupenstackv1.Subnet {
+	t.Helper()
+	s := &kupenstackv1.Subnet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       kupenstackv1.SubnetSpec{NetworkRef: "n", SubnetParameters: kupenstackv1.SubnetParameters{CIDR: "10.0.0.0/24"}},
+	}
+	if err := env.Client.Create(env.Ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func waitSubnet(t *testing.T, s *kupenstackv1.Subnet, what string, ok func(*kupenstackv1.Subnet) error) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, what, func() error {
+		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return err
+		}
+		return ok(s)
+	})
+}
+
+func readyWithID(s *kupenstackv1.Subnet) error {
+	if s.Status.ID == "" || !conditions.IsReady(s.Status.Conditions, s.Generation) {
+		return fmt.Errorf("not ready: %+v", s.Status)
+	}
+	return nil
+}
+
+func ownedBy(uid types.UID) []string {
+	lister.mu.Lock()
+	defer lister.mu.Unlock()
+	var ids []string
+	for id, owner := range lister.resources {
+		if owner == string(uid) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TestFirstCreateMakesNoList: an object no create was ever sent for is created without a list
+// for a resource made for it first (one OpenStack call fewer per object), and its status keeps
+// no mark of the create once the ID is there.
+func TestFirstCreateMakesNoList(t *testing.T) {
+	s := newSubnet(t, readyNamespace(t), "first")
+	waitSubnet(t, s, "Ready with an ID", readyWithID)
+	if n := lister.count("findOwned/" + s.Namespace + "/" + s.Name); n != 0 {
+		t.Errorf("%d lists for a resource made for the object before its first create; want 0", n)
+	}
+	if s.Status.CreateRequested {
+		t.Error("status.createRequested still set with the ID in the status")
+	}
+	if owned := ownedBy(s.UID); len(owned) != 1 || owned[0] != s.Status.ID {
+		t.Errorf("resources made for the object: %v; want only %s", owned, s.Status.ID)
+	}
+}
+
+// TestCreateWhoseAnswerWasLost: OpenStack made the resource but its answer never reached the
+// pass (a timeout; an operator stopped in between reads the same status). The status says a
+// create was requested; the next pass finds the resource made for the object and adopts it
+// instead of making a second one, and the mark goes.
+func TestCreateWhoseAnswerWasLost(t *testing.T) {
+	ns := readyNamespace(t)
+	lister.mu.Lock()
+	// Degraded, looked at again only when the object changes: the test sees the status between.
+	lister.failCreate["lost"] = Degraded("CreateAnswerLost", "the create's answer was lost", 0)
+	lister.mu.Unlock()
+	s := newSubnet(t, ns, "lost")
+	waitSubnet(t, s, "Degraded, the create requested, no ID", func(s *kupenstackv1.Subnet) error {
+		c := meta.FindStatusCondition(s.Status.Conditions, kupenstackv1.ConditionDegraded)
+		if c == nil || c.Reason != "CreateAnswerLost" || !s.Status.CreateRequested || s.Status.ID != "" {
+			return fmt.Errorf("status %+v", s.Status)
+		}
+		return nil
+	})
+	made := ownedBy(s.UID)
+	if len(made) != 1 {
+		t.Fatalf("resources made for the object: %v; want the one whose answer was lost", made)
+	}
+	creates := lister.count("create")
+
+	s.Annotations = map[string]string{"touched": "yes"} // wakes a pass
+	if err := env.Client.Update(env.Ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitSubnet(t, s, "Ready with an ID", readyWithID)
+	if s.Status.ID != made[0] {
+		t.Errorf("ID %s; want %s, the resource made by the lost create", s.Status.ID, made[0])
+	}
+	if s.Status.CreateRequested {
+		t.Error("status.createRequested still set with the ID in the status")
+	}
+	if d := lister.count("create") - creates; d != 0 {
+		t.Errorf("%d more creates; want 0", d)
+	}
+	if owned := ownedBy(s.UID); len(owned) != 1 {
+		t.Errorf("resources made for the object: %v; want 1", owned)
+	}
+	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "an Adopted Event", func() error {
+		var evs eventsv1.EventList
+		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "Adopted" && e.Regarding.Name == s.Name {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d Events", len(evs.Items))
+	})
+}

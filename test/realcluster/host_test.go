@@ -31,6 +31,11 @@ var peerGroup = regexp.MustCompile(`^(shared|master|propagate_from):\d+$`)
 // hostPathRoots: new entries directly below these are host paths the cluster created.
 var hostPathRoots = []string{"/", "/etc", "/run", "/opt", "/var/lib", "/var/log"}
 
+// keptState is where the scripts keep what is meant to outlive a cluster (its imported images,
+// the all-in-one's state), as the packages they install stay: created by the first run on a
+// machine, it is no leftover.
+const keptState = "/var/lib/kupenstack"
+
 func snapshotHost(t *testing.T) hostState {
 	t.Helper()
 	s := hostState{}
@@ -87,7 +92,9 @@ func snapshotHost(t *testing.T) hostState {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			s["paths"] = append(s["paths"], filepath.Join(root, e.Name()))
+			if p := filepath.Join(root, e.Name()); p != keptState {
+				s["paths"] = append(s["paths"], p)
+			}
 		}
 	}
 	for k := range s {

@@ -74,9 +74,9 @@ type ManagedStatus struct {
 	// +optional
 	ID string `json:"id,omitempty"`
 
-	// CreateRequested is true from just before KupenStack asks OpenStack to create the resource
-	// until its ID is in id: an operator that died in between finds the resource made for this
-	// object before it creates another.
+	// CreateRequested is true from just before KupenStack first asks OpenStack to create the
+	// resource until its ID is in id (a failed create leaves it set): an operator that died in
+	// between finds the resource made for this object before it creates another.
 	// +optional
 	CreateRequested bool `json:"createRequested,omitempty"`
 

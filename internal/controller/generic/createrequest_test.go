@@ -1,10 +1,12 @@
 package generic
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,24 +20,37 @@ import (
 
 func TestMayHaveCreated(t *testing.T) {
 	claims := func(*kupenstackv1.Subnet, *string, time.Time) bool { return false }
+	list := func(context.Context, Scope) ([]*string, error) { return nil, nil }
 	cases := []struct {
-		name            string
-		claims          bool
-		createRequested bool // in the status, by an earlier process
-		sentHere        bool // by this process, the cache perhaps behind
-		want            bool
+		name             string
+		noClaims, noList bool // the drift check cannot find duplicates
+		driftCheckOff    bool
+		fieldDropped     bool // the API server does not store status.createRequested
+		createRequested  bool // in the status, by an earlier process
+		sentHere         bool // by this process, the cache perhaps behind
+		want             bool
 	}{
-		{name: "never sent: no list", claims: true},
-		{name: "sent by an earlier process", claims: true, createRequested: true, want: true},
-		{name: "sent by this process, the cache behind", claims: true, sentHere: true, want: true},
-		{name: "a kind whose duplicates nothing finds: always", want: true},
+		{name: "never sent: no list"},
+		{name: "sent by an earlier process", createRequested: true, want: true},
+		{name: "sent by this process, the cache behind", sentHere: true, want: true},
+		{name: "a kind that claims nothing: always", noClaims: true, want: true},
+		{name: "a kind that lists nothing: always", noList: true, want: true},
+		{name: "the drift check off: always", driftCheckOff: true, want: true},
+		{name: "the field not stored: always", fieldDropped: true, want: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Reconciler[*kupenstackv1.Subnet, string]{}
-			if tc.claims {
+			r := &Reconciler[*kupenstackv1.Subnet, string]{Options: Options{ResyncPeriod: time.Minute}}
+			if !tc.noClaims {
 				r.Can.Claims = claims
 			}
+			if !tc.noList {
+				r.Can.List = list
+			}
+			if tc.driftCheckOff {
+				r.ResyncPeriod = 0
+			}
+			r.unrecorded.Store(tc.fieldDropped)
 			s := &kupenstackv1.Subnet{ObjectMeta: metav1.ObjectMeta{UID: types.UID("uid-1")}}
 			s.Status.CreateRequested = tc.createRequested
 			if tc.sentHere {
@@ -95,7 +110,8 @@ func ownedBy(uid types.UID) []string {
 func TestFirstCreateMakesNoList(t *testing.T) {
 	s := newSubnet(t, readyNamespace(t), "first")
 	waitSubnet(t, s, "Ready with an ID", readyWithID)
-	if n := lister.count("findOwned/" + s.Namespace + "/" + s.Name); n != 0 {
+	// Counted up to the first create: a pass after it may look (its cache behind the ID).
+	if n := lister.count("findOwnedBeforeFirstCreate/" + s.Namespace + "/" + s.Name); n != 0 {
 		t.Errorf("%d lists for a resource made for the object before its first create; want 0", n)
 	}
 	if s.Status.CreateRequested {
@@ -128,7 +144,7 @@ func TestCreateWhoseAnswerWasLost(t *testing.T) {
 	if len(made) != 1 {
 		t.Fatalf("resources made for the object: %v; want the one whose answer was lost", made)
 	}
-	creates := lister.count("create")
+	creates := lister.count("create/" + ns + "/lost")
 
 	s.Annotations = map[string]string{"touched": "yes"} // wakes a pass
 	if err := env.Client.Update(env.Ctx, s); err != nil {
@@ -141,12 +157,62 @@ func TestCreateWhoseAnswerWasLost(t *testing.T) {
 	if s.Status.CreateRequested {
 		t.Error("status.createRequested still set with the ID in the status")
 	}
-	if d := lister.count("create") - creates; d != 0 {
+	if d := lister.count("create/"+ns+"/lost") - creates; d != 0 {
 		t.Errorf("%d more creates; want 0", d)
 	}
 	if owned := ownedBy(s.UID); len(owned) != 1 {
 		t.Errorf("resources made for the object: %v; want 1", owned)
 	}
+	adopted(t, s)
+}
+
+// TestCreateRequestedByAnEarlierOperator: an object whose status says a create was requested,
+// by an operator that stopped before it wrote the ID (this one never sent it), gets the resource
+// made for it, found by a list, and no second one.
+func TestCreateRequestedByAnEarlierOperator(t *testing.T) {
+	nsCount++
+	ns := fmt.Sprintf("engine-%d", nsCount)
+	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	// Not Ready yet: the object waits for its project, and no pass can create meanwhile.
+	p := &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProjectSpec{Namespace: ns}}
+	if err := env.Client.Create(env.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	s := newSubnet(t, ns, "restarted")
+	waitSubnet(t, s, "seen, waiting for its project", func(s *kupenstackv1.Subnet) error {
+		if meta.FindStatusCondition(s.Status.Conditions, kupenstackv1.ConditionReady) == nil {
+			return fmt.Errorf("not seen yet: %+v", s.Status)
+		}
+		return nil
+	})
+	// What the earlier operator left: the mark, and the resource its create made.
+	if err := env.Client.Status().Patch(env.Ctx, s, client.RawPatch(types.MergePatchType,
+		[]byte(`{"status":{"createRequested":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	lister.mu.Lock()
+	lister.resources["earlier-"+ns] = string(s.UID)
+	lister.mu.Unlock()
+	if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		t.Fatal(err)
+	}
+	env.MarkProjectReady(t, p)
+
+	waitSubnet(t, s, "Ready with an ID", readyWithID)
+	if s.Status.ID != "earlier-"+ns || s.Status.CreateRequested {
+		t.Errorf("status %+v; want the earlier resource adopted and the mark gone", s.Status)
+	}
+	if n := lister.count("create/" + ns + "/restarted"); n != 0 {
+		t.Errorf("%d creates; want 0", n)
+	}
+	adopted(t, s)
+}
+
+func adopted(t *testing.T, s *kupenstackv1.Subnet) {
+	t.Helper()
+	ns := s.Namespace
 	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "an Adopted Event", func() error {
 		var evs eventsv1.EventList
 		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(ns)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -170,6 +171,8 @@ type Reconciler[O Object, R any] struct {
 	// createSent holds the UIDs of the objects this process has sent a create for (see
 	// mayHaveCreated): the cache may not show the status write that records it yet.
 	createSent sync.Map
+	// unrecorded: the API server drops status.createRequested (see recordCreateRequest).
+	unrecorded atomic.Bool
 }
 
 // Finalizer is the finalizer of every OpenStack resource kind.
@@ -482,10 +485,12 @@ func (r *Reconciler[O, R]) getOrCreate(ctx context.Context, s Scope, obj O, befo
 // mayHaveCreated says whether a resource made for obj may exist that its status does not name, so
 // that the pass must look for it (FindOwned, a list call) before it creates one: when a create
 // was requested for obj, by this process or, as the status records, an earlier one. A first
-// create then costs no list. Kinds whose drift check finds no duplicates (no Can.Claims) always
-// look: an object an operator without the record was creating when it stopped carries none.
+// create then costs no list. The record's one gap is an object an operator without it (an older
+// version, or CRDs without the field) was creating when it stopped: kinds whose drift check
+// would not find such a duplicate (no Can.Claims, or the check turned off) always look.
 func (r *Reconciler[O, R]) mayHaveCreated(obj O) bool {
-	if r.Can.Claims == nil || obj.GetManagedStatus().CreateRequested {
+	if r.Can.Claims == nil || !r.Can.listed() || r.listPeriod() <= 0 || r.unrecorded.Load() ||
+		obj.GetManagedStatus().CreateRequested {
 		return true
 	}
 	_, sent := r.createSent.Load(obj.GetUID())
@@ -502,8 +507,15 @@ func (r *Reconciler[O, R]) recordCreateRequest(ctx context.Context, obj O, befor
 		return nil
 	}
 	marker := client.RawPatch(types.MergePatchType, []byte(`{"status":{"createRequested":true}}`))
-	if err := r.Client.Status().Patch(ctx, obj.DeepCopyObject().(O), marker); err != nil {
+	marked := obj.DeepCopyObject().(O)
+	if err := r.Client.Status().Patch(ctx, marked, marker); err != nil {
 		return err
+	}
+	if !marked.GetManagedStatus().CreateRequested && !r.unrecorded.Swap(true) {
+		// The CRD lacks the field (Helm does not upgrade a chart's CRDs), and the API server
+		// dropped it without an error: nothing records a create, so every pass looks.
+		ctrl.LoggerFrom(ctx).Info("status.createRequested is not stored (CRDs older than the operator?): every create looks for an earlier one first",
+			"kind", r.Name)
 	}
 	obj.GetManagedStatus().CreateRequested = true
 	before.GetManagedStatus().CreateRequested = true

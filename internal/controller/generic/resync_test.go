@@ -65,6 +65,11 @@ func (a *listingActuator) Create(_ context.Context, _ Scope, s *kupenstackv1.Sub
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls["create"]++
+	key := s.Namespace + "/" + s.Name
+	if a.calls["create/"+key] == 0 {
+		a.calls["findOwnedBeforeFirstCreate/"+key] = a.calls["findOwned/"+key]
+	}
+	a.calls["create/"+key]++
 	a.next++
 	id := fmt.Sprintf("sub-%d", a.next)
 	a.resources[id] = string(s.UID)

@@ -102,11 +102,11 @@ HOST_PATHS=(/run/netns /var/lib/cni /run/containerd /var/log/containers /var/log
 MOUNT_PREFIXES=("$STATE/" /run/netns/ /run/containerd/ /var/lib/kubelet/ /var/lib/nova/ /var/lib/libvirt/
   /run/libvirt/ /run/openvswitch/ /var/lib/neutron/)
 # Host paths the OpenStack-Helm charts' hostPath volumes create (openvswitch, libvirt, nova,
-# neutron, mariadb, rabbitmq): `down` deletes those that did not exist before `up`, with their
-# content (the cloud's data goes with the cluster).
+# neutron, mariadb, rabbitmq, and glance's image store without a storage class): `down` deletes
+# those that did not exist before `up`, with their content (the cloud's data goes with the cluster).
 CHART_PATHS=(/etc/openvswitch /run/openvswitch /var/lib/openvswitch /var/log/openvswitch /etc/libvirt
   /var/lib/libvirt /var/log/libvirt /run/libvirt /etc/nova /var/lib/nova /etc/neutron /var/lib/neutron
-  /var/log/neutron /var/lib/openstack-helm /etc/iscsi /lib/modules /tmp/pod-shared
+  /var/log/neutron /var/lib/openstack-helm /var/lib/glance /etc/iscsi /lib/modules /tmp/pod-shared
   /run/secrets /run/xtables.lock /run/libvirtd.pid) # libvirt mounts the host's /run: its
   # service account token's mount point, the agents' iptables lock and the pid file of a libvirtd
   # killed with its pod (the chart's script writes /var/run/libvirtd.pid) land there

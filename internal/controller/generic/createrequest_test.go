@@ -163,7 +163,7 @@ func TestCreateWhoseAnswerWasLost(t *testing.T) {
 	if owned := ownedBy(s.UID); len(owned) != 1 {
 		t.Errorf("resources made for the object: %v; want 1", owned)
 	}
-	adopted(t, s)
+	waitForEvent(t, s, "Adopted")
 }
 
 // TestCreateRequestedByAnEarlierOperator: an object whose status says a create was requested,
@@ -207,19 +207,19 @@ func TestCreateRequestedByAnEarlierOperator(t *testing.T) {
 	if n := lister.count("create/" + ns + "/restarted"); n != 0 {
 		t.Errorf("%d creates; want 0", n)
 	}
-	adopted(t, s)
+	waitForEvent(t, s, "Adopted")
 }
 
-func adopted(t *testing.T, s *kupenstackv1.Subnet) {
+// waitForEvent waits for an Event of reason about obj.
+func waitForEvent(t *testing.T, obj client.Object, reason string) {
 	t.Helper()
-	ns := s.Namespace
-	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "an Adopted Event", func() error {
+	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "a "+reason+" Event", func() error {
 		var evs eventsv1.EventList
-		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(ns)); err != nil {
+		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(obj.GetNamespace())); err != nil {
 			return err
 		}
 		for _, e := range evs.Items {
-			if e.Reason == "Adopted" && e.Regarding.Name == s.Name {
+			if e.Reason == reason && e.Regarding.Name == obj.GetName() {
 				return nil
 			}
 		}

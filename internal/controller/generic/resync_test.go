@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -258,18 +257,7 @@ func TestDriftCheckDeletesDuplicates(t *testing.T) {
 		}
 		return nil
 	})
-	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "a DeletingDuplicate Event", func() error {
-		var evs eventsv1.EventList
-		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range evs.Items {
-			if e.Reason == "DeletingDuplicate" && e.Regarding.Name == s.Name {
-				return nil
-			}
-		}
-		return fmt.Errorf("none among %d Events", len(evs.Items))
-	})
+	waitForEvent(t, s, "DeletingDuplicate")
 	// Some more drift rounds: nothing else goes, nothing is made.
 	lists := lister.count("list")
 	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "3 more drift rounds", func() error {

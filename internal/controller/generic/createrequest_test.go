@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,16 +169,9 @@ func TestCreateWhoseAnswerWasLost(t *testing.T) {
 // by an operator that stopped before it wrote the ID (this one never sent it), gets the resource
 // made for it, found by a list, and no second one.
 func TestCreateRequestedByAnEarlierOperator(t *testing.T) {
-	nsCount++
-	ns := fmt.Sprintf("engine-%d", nsCount)
-	if err := env.Client.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	ns := nextNamespace()
 	// Not Ready yet: the object waits for its project, and no pass can create meanwhile.
-	p := &kupenstackv1.Project{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: kupenstackv1.ProjectSpec{Namespace: ns}}
-	if err := env.Client.Create(env.Ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := env.NamespaceWithProject(t, ns)
 	s := newSubnet(t, ns, "restarted")
 	waitSubnet(t, s, "seen, waiting for its project", func(s *kupenstackv1.Subnet) error {
 		if meta.FindStatusCondition(s.Status.Conditions, kupenstackv1.ConditionReady) == nil {

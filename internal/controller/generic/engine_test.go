@@ -259,10 +259,15 @@ var nsCount int
 // readyNamespace makes a namespace whose Project is already Ready (no project controller runs here).
 func readyNamespace(t *testing.T) string {
 	t.Helper()
-	nsCount++
-	ns := fmt.Sprintf("engine-%d", nsCount)
+	ns := nextNamespace()
 	env.NamespaceWithReadyProject(t, ns)
 	return ns
+}
+
+// nextNamespace is the name of a namespace no test of this package has used.
+func nextNamespace() string {
+	nsCount++
+	return fmt.Sprintf("engine-%d", nsCount)
 }
 
 func waitFor(t *testing.T, key client.ObjectKey, what string, ok func(*kupenstackv1.Network) bool) *kupenstackv1.Network {

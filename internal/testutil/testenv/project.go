@@ -15,6 +15,13 @@ import (
 // no project controller and no Keystone. It returns the project's ID.
 func (e *Env) NamespaceWithReadyProject(t *testing.T, ns string) string {
 	t.Helper()
+	return e.MarkProjectReady(t, e.NamespaceWithProject(t, ns))
+}
+
+// NamespaceWithProject creates namespace ns and its Project, not Ready yet (MarkProjectReady
+// makes it so): the namespace's objects wait for it meanwhile.
+func (e *Env) NamespaceWithProject(t *testing.T, ns string) *kupenstackv1.Project {
+	t.Helper()
 	e.Require(t)
 	if err := e.Client.Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
@@ -23,7 +30,7 @@ func (e *Env) NamespaceWithReadyProject(t *testing.T, ns string) string {
 	if err := e.Client.Create(e.Ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	return e.MarkProjectReady(t, p)
+	return p
 }
 
 // MarkProjectReady gives the existing Project p the status the project controller would

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kupenstack/kupenstack/internal/lcm/gate"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 	"github.com/kupenstack/kupenstack/internal/lcm/values"
 	"github.com/kupenstack/kupenstack/internal/testutil/realcharts"
@@ -254,17 +253,6 @@ func helmInstallWait(ctx context.Context, t *testing.T, c *cluster, group []depl
 	}
 	hc.WaitReady, hc.HookTimeout = false, 20*time.Minute
 	for _, r := range group {
-		// The values' pods wait for the release's gate, which the operator creates before a first
-		// install (no time lost: they wait for the hook Jobs anyway); so does this side.
-		for _, name := range values.Gates(r.chart.Metadata.Name, r.values) {
-			job, err := gate.Job(cloudNamespace, r.name, name, r.chart.Values, r.values)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.cs.BatchV1().Jobs(cloudNamespace).Create(ctx, job, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-		}
 		if _, err := hc.Install(ctx, r.name, r.chart, r.values, nil, "deploy benchmark: helm"); err != nil {
 			t.Fatalf("helm install %s: %v", r.name, err)
 		}

@@ -251,10 +251,6 @@ func TestRealChartsDependencies(t *testing.T) {
 			type wait struct{ component, object, hook, kind, value string }
 			var waits []wait
 			for name, c := range comps {
-				// The component loop creates the release's gate (values.Gates).
-				for _, g := range values.Gates(c.Chart, c.Values) {
-					owner["Job/"+g] = name
-				}
 				for _, o := range documents(t, c.Manifest) {
 					owner[o.Kind+"/"+o.Metadata.Name] = name
 					switch o.Kind {

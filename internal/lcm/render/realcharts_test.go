@@ -210,10 +210,6 @@ var serviceHost = regexp.MustCompile(`\b([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.opensta
 
 func (r *refs) add(t *testing.T, c Component) {
 	t.Helper()
-	// The component loop creates the release's gate (values.Gates).
-	for _, g := range values.Gates(c.Chart, c.Values) {
-		r.created["Job/"+g] = true
-	}
 	for _, o := range objects(t, c) {
 		who := fmt.Sprintf("%s: %s %s", c.Name, o.Kind, o.Metadata.Name)
 		r.created[o.Kind+"/"+o.Metadata.Name] = true

@@ -80,10 +80,6 @@ type Component struct {
 	NodeLabels []string
 	// NodeDaemonSets take per-node overrides.
 	NodeDaemonSets []NodeDaemonSet
-	// GateKeys are the dependencies.static keys of its long-running pods that wait for its
-	// db-sync: they also wait for the release's gate (gate.go). Never a hook's key: the gate is
-	// created only after the hooks ran.
-	GateKeys []string
 }
 
 // Image names; Release.Image turns a name into a full reference for the release.
@@ -136,21 +132,17 @@ var Components = []Component{
 		NodeLabels: []string{LabelOpenvswitch}},
 	{Name: "keystone", Chart: "keystone", Phase: PhaseIdentity, Service: "keystone",
 		DependsOn: []string{"mariadb", "rabbitmq", "memcached"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"},
-		Image: "keystone", ImageExceptions: map[string]string{"keystone_credential_cleanup": imgClient},
-		GateKeys: []string{"api"}},
+		Image: "keystone", ImageExceptions: map[string]string{"keystone_credential_cleanup": imgClient}},
 	{Name: "glance", Chart: "glance", Phase: PhaseImagePlacement, Service: "glance",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"},
-		Image: "glance", ImageExceptions: map[string]string{"glance_storage_init": imgCephHelper},
-		GateKeys: []string{"api"}},
+		Image: "glance", ImageExceptions: map[string]string{"glance_storage_init": imgCephHelper}},
 	{Name: "cinder", Chart: "cinder", Optional: true, Phase: PhaseImagePlacement, Service: "cinder",
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api", "scheduler", "volume"},
 		ResourceKeys: []string{"api", "scheduler", "volume", "backup"},
 		Image:        "cinder", ImageExceptions: map[string]string{"cinder_storage_init": imgCephHelper,
-			"cinder_backup_storage_init": imgCephHelper},
-		GateKeys: []string{"api", "backup", "scheduler", "volume"}},
+			"cinder_backup_storage_init": imgCephHelper}},
 	{Name: "placement", Chart: "placement", Phase: PhaseImagePlacement, Service: "placement",
-		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"}, Image: "placement",
-		GateKeys: []string{"api"}},
+		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"api"}, ResourceKeys: []string{"api"}, Image: "placement"},
 	{Name: "nova", Chart: "nova", Phase: PhaseComputeNetwork, Service: "nova",
 		// Its hook Jobs (databases, keystone users and endpoints, RabbitMQ user) need keystone
 		// only; nova-compute waits for glance and neutron-server and, on its node, for the
@@ -165,8 +157,7 @@ var Components = []Component{
 			"nova_service_cleaner": imgCephHelper, "nova_storage_init": imgCephHelper,
 			"nova_wait_for_computes_init": imgCephHelper},
 		NodeLabels:     []string{LabelComputeNode},
-		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}},
-		GateKeys:       []string{"api", "api_metadata", "conductor", "scheduler", "novncproxy", "serialproxy", "spiceproxy", "compute", "compute_ironic"}},
+		NodeDaemonSets: []NodeDaemonSet{{Key: "nova_compute", Label: LabelComputeNode}}},
 	{Name: "neutron", Chart: "neutron", Phase: PhaseComputeNetwork, Service: "neutron",
 		DependsOn: []string{"keystone", "openvswitch"}, WaitsFor: []string{"nova"}, ReplicaKeys: []string{"server"},
 		ResourceKeys: []string{"server", "rpc_server", "agent.ovs", "agent.dhcp", "agent.l3", "agent.metadata", "netns_cleanup_cron"},
@@ -177,8 +168,7 @@ var Components = []Component{
 			{Key: "neutron_dhcp-agent", Label: LabelControlPlane},
 			{Key: "neutron_l3-agent", Label: LabelControlPlane},
 			{Key: "neutron_metadata-agent", Label: LabelControlPlane},
-		},
-		GateKeys: []string{"server", "rpc_server", "ironic_agent"}},
+		}},
 	// libvirt's pods wait for a neutron-ovs-agent pod on their node (run time only: installed
 	// beside neutron), in neutron's phase.
 	{Name: "libvirt", Chart: "libvirt", Phase: PhaseComputeNetwork, DependsOn: []string{"openvswitch"}, WaitsFor: []string{"neutron"},
@@ -190,8 +180,7 @@ var Components = []Component{
 	{Name: "horizon", Chart: "horizon", Optional: true, Phase: PhaseDashboard, Service: "horizon",
 		DebugKey: "conf.horizon.local_settings.config.debug", DebugPython: true,
 		DependsOn: []string{"keystone"}, ReplicaKeys: []string{"server"}, ResourceKeys: []string{"server"},
-		Image: "horizon", ImageExceptions: map[string]string{"test": "@osh-selenium"},
-		GateKeys: []string{"dashboard"}},
+		Image: "horizon", ImageExceptions: map[string]string{"test": "@osh-selenium"}},
 }
 
 // CheckNodeDaemonSets compares the component's per-node DaemonSets with those its chart takes

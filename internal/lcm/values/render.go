@@ -461,7 +461,6 @@ func (cv *ComponentValues) ForChart(chartValues, vals map[string]any) (map[strin
 		}
 	}
 	withoutDisabledJobs(cv.Component.Chart, chartValues, out)
-	withGate(cv.Component, cv.images.Release.Name, chartValues, out)
 	if cv.noQueueMirroring {
 		withoutQueueMirroring(chartValues, out)
 	}

@@ -18,9 +18,6 @@ type install struct {
 func (a install) act(ctx context.Context, p *pass, o *observation) outcome {
 	comp := p.comp
 	p.setPhase(ctx, kupenstackv1.ComponentPhaseInstalling, true)
-	if err := p.syncGates(ctx, o.cv.Component.Chart, o.chart.Values, o.values); err != nil {
-		return outcome{state: transient(err)}
-	}
 	rel, err := p.helm.Install(ctx, comp.Name, o.chart, o.values, o.labels, "kupenstack: install")
 	countAction(p.r.Component, "install", err)
 	p.acted(a.retry)

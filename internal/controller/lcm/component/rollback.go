@@ -21,7 +21,7 @@ type rollBack struct {
 	hash, cause string
 }
 
-func (a rollBack) act(ctx context.Context, p *pass, _ *observation) outcome {
+func (a rollBack) act(_ context.Context, p *pass, _ *observation) outcome {
 	comp := p.comp
 	comp.Status.FailedHash, comp.Status.LastError = a.hash, a.cause
 	msg := "upgrade failed: " + a.cause
@@ -40,10 +40,6 @@ func (a rollBack) act(ctx context.Context, p *pass, _ *observation) outcome {
 	comp.Status.LastError = msg
 	if last, err := p.helm.Last(comp.Name); err == nil && last != nil {
 		comp.Status.Revision = int32(last.Version)
-		// The failed upgrade's gate goes: a retry's pods must wait for their own hook runs.
-		if err := p.syncGatesOf(ctx, last); err != nil {
-			p.log.Info("gates after the rollback", "error", err.Error())
-		}
 	}
 	p.event(corev1.EventTypeWarning, kupenstackv1.ReasonUpgradeFailed, "Rollback", "%s", msg)
 	return outcome{state: conditions.State{Reason: kupenstackv1.ReasonUpgradeFailed, Message: msg}}

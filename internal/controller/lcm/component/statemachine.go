@@ -62,10 +62,6 @@ func (p *pass) sync(ctx context.Context) (ctrl.Result, conditions.State) {
 	if failed != nil {
 		return failed.result, failed.state
 	}
-	// A gate deleted by hand, or left by an upgrade that did not finish, is put right first.
-	if err := p.syncGatesOf(ctx, o.deployed); err != nil {
-		return ctrl.Result{}, transient(err)
-	}
 	out := p.step(ctx, o)
 	return out.result, out.state
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kupenstackv1 "github.com/kupenstack/kupenstack/api/v1alpha1"
-	"github.com/kupenstack/kupenstack/internal/lcm/gate"
 	"github.com/kupenstack/kupenstack/internal/lcm/helm"
 )
 
@@ -66,7 +65,7 @@ func (r *Reconciler) uninstall(ctx context.Context, comp *kupenstackv1.Openstack
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, comp))
 }
 
-// deleteHookJobs deletes the hook Jobs Helm leaves behind after an uninstall, and the gates, (OpenStack-Helm's
+// deleteHookJobs deletes the hook Jobs Helm leaves behind after an uninstall (OpenStack-Helm's
 // db-init, db-sync, bootstrap... are hooks with the before-hook-creation delete policy, which
 // Helm applies only before running the hook again), and so their pods: the release's Jobs carry
 // helm-toolkit's app.kubernetes.io/instance=<release> label and a helm.sh/hook annotation.
@@ -78,7 +77,7 @@ func (r *Reconciler) deleteHookJobs(ctx context.Context, comp *kupenstackv1.Open
 	}
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
-		if _, hook := j.Annotations["helm.sh/hook"]; !hook && j.Labels[gate.Label] == "" {
+		if _, hook := j.Annotations["helm.sh/hook"]; !hook {
 			continue
 		}
 		if err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {

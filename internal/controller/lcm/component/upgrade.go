@@ -20,12 +20,7 @@ type upgrade struct {
 func (a upgrade) act(ctx context.Context, p *pass, o *observation) outcome {
 	comp := p.comp
 	p.setPhase(ctx, kupenstackv1.ComponentPhaseUpgrading, true)
-	stopGate, err := p.gatesBeforeUpgrade(ctx, o)
-	if err != nil {
-		return outcome{state: transient(err)}
-	}
 	rel, err := p.helm.Upgrade(ctx, comp.Name, o.chart, o.values, o.labels, "kupenstack: upgrade")
-	stopGate()
 	countAction(p.r.Component, "upgrade", err)
 	p.acted(a.retry)
 	if err != nil {
@@ -33,11 +28,6 @@ func (a upgrade) act(ctx context.Context, p *pass, o *observation) outcome {
 			return interrupted(p, "upgrade", err)
 		}
 		return rollBack{target: a.rollbackTo, hash: o.hash, cause: oneLine(err)}.act(ctx, p, o)
-	}
-	// The new release's gate at the latest now: Helm marks a revision deployed only once its
-	// hooks succeeded. (Else the next pass makes it.)
-	if err := p.syncGatesOf(ctx, rel); err != nil {
-		p.log.Info("gates after the upgrade", "error", err.Error())
 	}
 	p.event(corev1.EventTypeNormal, "Upgraded", "Upgrade", "upgraded to revision %d (chart %s %s, release %s)", rel.Version, o.chart.Name(), o.chart.Metadata.Version, comp.Spec.Release)
 	p.recordRevision(rel, o.cv)

@@ -206,15 +206,25 @@ func TestCreateRequestedByAnEarlierOperator(t *testing.T) {
 func waitForEvent(t *testing.T, obj client.Object, reason string) {
 	t.Helper()
 	testenv.Eventually(t, 30*time.Second, 50*time.Millisecond, "a "+reason+" Event", func() error {
-		var evs eventsv1.EventList
-		if err := env.Client.List(env.Ctx, &evs, client.InNamespace(obj.GetNamespace())); err != nil {
+		evs, err := eventsAbout(obj, reason)
+		if err != nil || len(evs) > 0 {
 			return err
 		}
-		for _, e := range evs.Items {
-			if e.Reason == reason && e.Regarding.Name == obj.GetName() {
-				return nil
-			}
-		}
-		return fmt.Errorf("none among %d Events", len(evs.Items))
+		return fmt.Errorf("none yet")
 	})
+}
+
+// eventsAbout lists the Events of reason about obj.
+func eventsAbout(obj client.Object, reason string) ([]eventsv1.Event, error) {
+	var evs eventsv1.EventList
+	if err := env.Client.List(env.Ctx, &evs, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range evs.Items {
+		if e.Reason == reason && e.Regarding.Name == obj.GetName() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

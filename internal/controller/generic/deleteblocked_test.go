@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,14 +64,12 @@ func TestDeleteConflictWaitsAndRetriesSoon(t *testing.T) {
 	if d := condition(got, kupenstackv1.ConditionDegraded); d.Status == metav1.ConditionTrue {
 		t.Errorf("a deletion waiting for another is Degraded: %+v", d)
 	}
-	var events eventsv1.EventList
-	if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+	failed, err := eventsAbout(n, "DeleteFailed")
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range events.Items {
-		if e.Regarding.Name == n.Name && e.Reason == "DeleteFailed" {
-			t.Errorf("a blocked deletion was reported as failed: %s", e.Note)
-		}
+	for _, e := range failed {
+		t.Errorf("a blocked deletion was reported as failed: %s", e.Note)
 	}
 	// What blocked it goes outside KupenStack (no object's deletion to wake it): the retry,
 	// DefaultDeletionBlockedRetry later, deletes it.

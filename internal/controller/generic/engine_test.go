@@ -516,14 +516,12 @@ func TestDeletionThatMustWait(t *testing.T) {
 		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "waiting for the detach") &&
 			condition(n, kupenstackv1.ConditionDegraded).Status != metav1.ConditionTrue
 	})
-	var events eventsv1.EventList
-	if err := env.Client.List(env.Ctx, &events, client.InNamespace(ns)); err != nil {
+	failed, err := eventsAbout(n, "DeleteFailed")
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range events.Items {
-		if e.Regarding.Name == n.Name && e.Reason == "DeleteFailed" {
-			t.Errorf("a deletion that waits was reported as failed: %s", e.Note)
-		}
+	for _, e := range failed {
+		t.Errorf("a deletion that waits was reported as failed: %s", e.Note)
 	}
 	cloud.block("delete", nil)
 	deadline := time.Now().Add(30 * time.Second)

@@ -110,6 +110,13 @@ CHART_PATHS=(/etc/openvswitch /run/openvswitch /var/lib/openvswitch /var/log/ope
   /run/secrets /run/xtables.lock /run/libvirtd.pid) # libvirt mounts the host's /run: its
   # service account token's mount point, the agents' iptables lock and the pid file of a libvirtd
   # killed with its pod (the chart's script writes /var/run/libvirtd.pid) land there
+# The charts' host paths that hold the cloud's data and can exist before `up`: a host with Debian's
+# nova, glance or neutron packages (the all-in-one's) has their /var/lib directories, and the
+# charts' pods write into them as user 42424 (nova's instances and compute_id, neutron's metadata
+# proxy sockets). `up` records each entry's owner, group and mode; `down` deletes the entries added
+# since and gives the recorded ones their owner and mode back.
+CHART_DATA_PATHS=(/var/lib/nova /var/lib/glance /var/lib/neutron /var/lib/libvirt /var/lib/openvswitch
+  /var/log/libvirt /var/log/neutron /var/log/openvswitch /etc/libvirt /etc/openvswitch)
 # Devices whose owner and mode the charts change (libvirt: /dev/kvm for qemu).
 DEVICES=(/dev/kvm /dev/net/tun)
 # Kernel tunables never compared nor restored: counters and triggers, not settings.
@@ -249,6 +256,8 @@ record_host() {
   for p in "${HOST_PATHS[@]}"; do [[ -e $p ]] && echo "$p"; done >"$HOST/paths"
   for p in /sys/fs/cgroup/*/kubepods; do [[ -d $p ]] && echo "$p"; done >"$HOST/cgroups"
   for p in "${CHART_PATHS[@]}"; do [[ -e $p ]] && echo "$p"; done >"$HOST/chart-paths"
+  for p in "${CHART_DATA_PATHS[@]}"; do
+    [[ -d $p && ! -L $p ]] && find "$p" -xdev -printf '%U %G %m %p\n'; done >"$HOST/chart-trees"
   for p in "${DEVICES[@]}"; do [[ -e $p ]] && stat -c '%a %u %g %n' "$p"; done >"$HOST/devices"
   for p in /sys/fs/cgroup/*/osh-libvirt /sys/fs/cgroup/*/machine /sys/fs/cgroup/*/machine.slice; do
     [[ -d $p ]] && echo "$p"; done >"$HOST/vm-cgroups"
@@ -816,6 +825,7 @@ cloud_leftovers() {
       rm -rf --one-file-system "$p" && log "removed $p (created by the charts)"
     done
   fi
+  restore_chart_trees
   for p in /sys/fs/cgroup/*/osh-libvirt /sys/fs/cgroup/*/machine /sys/fs/cgroup/*/machine.slice; do
     [[ -d $p ]] || continue
     grep -qxF "$p" "$HOST/vm-cgroups" 2>/dev/null && continue
@@ -830,6 +840,32 @@ cloud_leftovers() {
     awk '$5 == "/" && $7 ~ /^shared:/ {f=1} END {exit !f}' /proc/self/mountinfo; then
     mount --make-private / && log "/ is a private mount again"
   fi
+}
+
+# restore_chart_trees: the pre-existing data paths of the charts as `up` recorded them (see
+# CHART_DATA_PATHS): what was added goes, with its content; what was there gets its owner, group
+# and mode back (the content of a file that was there is the packages' and stays).
+restore_chart_trees() {
+  [[ -f $HOST/chart-trees ]] || return 0
+  local -A recorded=()
+  local uid gid mode p
+  while read -r uid gid mode p; do recorded[$p]="$uid $gid $mode"; done <"$HOST/chart-trees"
+  local added=0
+  while IFS= read -r -d '' p; do
+    # Only the top of an added subtree: the rest goes with it.
+    [[ -n ${recorded[$p]:-} || -z ${recorded[${p%/*}]:-} ]] && continue
+    rm -rf --one-file-system "$p" && added=$((added + 1))
+  done < <(for p in "${CHART_DATA_PATHS[@]}"; do
+    [[ -n ${recorded[$p]:-} ]] && find "$p" -xdev -mindepth 1 -print0 2>/dev/null; done)
+  ((added == 0)) || log "removed $added entries the cloud added to the host's data paths (${CHART_DATA_PATHS[*]})"
+  local restored=0
+  for p in "${!recorded[@]}"; do
+    [[ -e $p && ! -L $p ]] || continue
+    read -r uid gid mode <<<"${recorded[$p]}"
+    [[ $(stat -c '%u %g %a' "$p") == "$uid $gid $mode" ]] && continue
+    chown "$uid:$gid" "$p" && chmod "$mode" "$p" && restored=$((restored + 1))
+  done
+  ((restored == 0)) || log "gave $restored entries of the host's data paths their owner and mode back"
 }
 
 # host_paths: the cluster's entries in the host paths outside its state directory (network

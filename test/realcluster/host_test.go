@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -30,6 +31,14 @@ var peerGroup = regexp.MustCompile(`^(shared|master|propagate_from):\d+$`)
 
 // hostPathRoots: new entries directly below these are host paths the cluster created.
 var hostPathRoots = []string{"/", "/etc", "/run", "/opt", "/var/lib", "/var/log"}
+
+// chartDataPaths are the charts' host paths that hold the cloud's data and can exist before the
+// cluster (Debian's nova, glance and neutron packages, which the all-in-one installs, make their
+// /var/lib directories): every entry below them, with its owner, group and mode, must be as found.
+// hack/real-cluster.sh's CHART_DATA_PATHS.
+var chartDataPaths = []string{"/var/lib/nova", "/var/lib/glance", "/var/lib/neutron", "/var/lib/libvirt",
+	"/var/lib/openvswitch", "/var/log/libvirt", "/var/log/neutron", "/var/log/openvswitch", "/etc/libvirt",
+	"/etc/openvswitch"}
 
 // keptState is where the scripts keep what is meant to outlive a cluster (its imported images,
 // the all-in-one's state), as the packages they install stay: created by the first run on a
@@ -97,6 +106,7 @@ func snapshotHost(t *testing.T) hostState {
 			}
 		}
 	}
+	s["data paths"] = treeEntries(t, chartDataPaths)
 	for k := range s {
 		if k != "iptables-save" && k != "ip6tables-save" { // rule order matters there
 			slices.Sort(s[k])
@@ -105,10 +115,38 @@ func snapshotHost(t *testing.T) hostState {
 	return s
 }
 
+// treeEntries lists every entry below the roots that are directories, with its owner, group and
+// mode.
+func treeEntries(t *testing.T, roots []string) []string {
+	t.Helper()
+	var entries []string
+	for _, root := range roots {
+		if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+			continue
+		}
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // gone while walking
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			entries = append(entries, fmt.Sprintf("%s %d:%d %o", path, st.Uid, st.Gid, st.Mode&0o7777))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return entries
+}
+
 // diff lists, per part, the lines only before has ("-") and only after has ("+").
 func (before hostState) diff(after hostState) string {
 	var out strings.Builder
-	for _, k := range []string{"sysctl", "iptables-save", "ip6tables-save", "mounts", "links", "paths"} {
+	for _, k := range []string{"sysctl", "iptables-save", "ip6tables-save", "mounts", "links", "paths", "data paths"} {
 		b, a := before[k], after[k]
 		if slices.Equal(a, b) {
 			continue
@@ -144,4 +182,35 @@ func lines(t *testing.T, name string, args ...string) []string {
 		t.Fatalf("%s %v: %v: %s", name, args, err, stderr.String())
 	}
 	return strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+}
+
+// A file the cloud left in a data path that existed before it, or a mode it changed there, is a
+// difference (the leak of 2026-12-01: nova's instances and glance's images in the Debian packages'
+// directories, re-owned to 42424, which the comparison of the roots' direct children missed).
+func TestTreeEntriesShowALeftFileAndAChangedMode(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "nova")
+	if err := os.MkdirAll(filepath.Join(data, "instances"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	roots := []string{data, filepath.Join(root, "absent")}
+	before := hostState{"data paths": treeEntries(t, roots)}
+	if len(before["data paths"]) != 2 {
+		t.Fatalf("entries %q, want the root and instances", before["data paths"])
+	}
+	if d := before.diff(hostState{"data paths": treeEntries(t, roots)}); d != "" {
+		t.Fatalf("an unchanged tree differs:\n%s", d)
+	}
+	if err := os.WriteFile(filepath.Join(data, "instances", "disk"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := before.diff(hostState{"data paths": treeEntries(t, roots)})
+	for _, want := range []string{"+ " + filepath.Join(data, "instances", "disk") + " ", "- " + data + " ", "+ " + data + " "} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the difference misses %q:\n%s", want, d)
+		}
+	}
 }

@@ -549,3 +549,65 @@ func TestRealChartsAPIsSurgeBeforeReplace(t *testing.T) {
 		})
 	}
 }
+
+// Without a StorageClass, Glance keeps the cloud's images in KupenStack's host path, not in the
+// chart's default /var/lib/glance/images, which on a host with Debian's glance package is that
+// package's directory (the real cluster's runs left images there, owned by 42424). The chart mounts
+// the host path where the store is: the volume, its mounts and glance-api.conf must agree.
+func TestRealChartsGlanceImagesInTheDataHostPath(t *testing.T) {
+	for _, tag := range realcharts.Tags {
+		t.Run(tag, func(t *testing.T) {
+			var glance *Component
+			for _, c := range renderReal(t, realSample(t, realcharts.Release(tag), nil), tag) {
+				if c.Name == "glance" {
+					glance = &c
+				}
+			}
+			if glance == nil {
+				t.Fatal("no glance component")
+			}
+			volumes, mounts, conf := 0, 0, ""
+			for _, o := range objects(t, *glance) {
+				if o.Kind == "Secret" && o.Metadata.Name == "glance-etc" {
+					b, err := base64.StdEncoding.DecodeString(o.Data["glance-api.conf"])
+					if err != nil {
+						t.Fatal(err)
+					}
+					conf = string(b)
+				}
+				ps := podSpec(t, o)
+				if ps == nil {
+					continue
+				}
+				for _, v := range ps.Volumes {
+					if v.HostPath != nil && strings.HasPrefix(v.HostPath.Path, "/var/lib/glance") {
+						t.Errorf("%s %s: volume %s on the host's %s", o.Kind, o.Metadata.Name, v.Name, v.HostPath.Path)
+					}
+					if v.Name == "glance-images" {
+						volumes++
+						if v.HostPath == nil || v.HostPath.Path != values.GlanceHostPath {
+							t.Errorf("%s %s: glance-images on host path %v, want %s", o.Kind, o.Metadata.Name, v.HostPath, values.GlanceHostPath)
+						}
+					}
+				}
+				for _, ctr := range append(append([]corev1.Container{}, ps.InitContainers...), ps.Containers...) {
+					for _, m := range ctr.VolumeMounts {
+						if m.Name == "glance-images" {
+							mounts++
+							if m.MountPath != values.GlanceHostPath {
+								t.Errorf("%s %s/%s: glance-images mounted at %s", o.Kind, o.Metadata.Name, ctr.Name, m.MountPath)
+							}
+						}
+					}
+				}
+			}
+			if volumes == 0 || mounts == 0 {
+				t.Errorf("glance-images: %d volumes, %d mounts", volumes, mounts)
+			}
+			file := regexp.MustCompile(`(?s)\[file\][^\[]*filesystem_store_datadir = (\S+)`).FindStringSubmatch(conf)
+			if file == nil || file[1] != values.GlanceHostPath {
+				t.Errorf("glance-api.conf's [file] store: %q, want %s", file, values.GlanceHostPath)
+			}
+		})
+	}
+}

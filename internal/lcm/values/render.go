@@ -570,10 +570,14 @@ func isMap(v any) bool {
 	return ok
 }
 
-// Host paths of the data MariaDB and RabbitMQ keep on their node when no StorageClass is named.
+// Host paths of the data MariaDB, RabbitMQ and Glance keep on their node when no StorageClass is
+// named. Glance's is also its store's path inside the pod (the chart mounts the host path where
+// the store is): the chart's default, /var/lib/glance/images, is the directory of Debian's glance
+// package on a host that has it, where the cloud's images would mix with the package's.
 const (
 	MariadbHostPath  = "/var/lib/openstack-helm/mariadb"
 	RabbitmqHostPath = "/var/lib/openstack-helm/rabbitmq"
+	GlanceHostPath   = "/var/lib/openstack-helm/glance/images"
 )
 
 // smallCluster sets the release defaults that let a cloud deploy on one or a few nodes with no
@@ -607,7 +611,10 @@ func smallCluster(v map[string]any, c Component, storageClass string) (drop [][]
 		}
 	case "glance":
 		if storageClass == "" {
-			set(v, "local", "storage") // a host path: conf.glance.glance_store.filesystem_store_datadir
+			set(v, "local", "storage")
+			set(v, GlanceHostPath, "conf", "glance", "file", "filesystem_store_datadir")
+			// The section glance reads for the store before its multi-store configuration.
+			set(v, GlanceHostPath, "conf", "glance", "glance_store", "filesystem_store_datadir")
 		} else {
 			set(v, "pvc", "storage")
 			set(v, storageClass, "volume", "class_name")

@@ -379,6 +379,9 @@ func TestRenderSmallClusterDefaults(t *testing.T) {
 		{out, "mariadb", "volume.use_local_path_for_single_pod_cluster", `{"enabled":true,"host_path":"/var/lib/openstack-helm/mariadb"}`},
 		{out, "rabbitmq", "volume.use_local_path", `{"enabled":true,"host_path":"/var/lib/openstack-helm/rabbitmq"}`},
 		{out, "glance", "storage", `"local"`},
+		{out, "glance", "conf.glance.file.filesystem_store_datadir", `"/var/lib/openstack-helm/glance/images"`},
+		{out, "glance", "conf.glance.glance_store.filesystem_store_datadir", `"/var/lib/openstack-helm/glance/images"`},
+		{named, "glance", "conf.glance.file", `<none>`}, // on the PVC, mounted where the chart's default says
 		{out, "glance", "bootstrap.enabled", `false`},
 		{out, "cinder", "conf.cinder.DEFAULT.enabled_backends", `"lvmdriver-1"`},
 		{out, "cinder", "manifests.deployment_backup", `false`},

@@ -99,7 +99,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (op
 	fs.StringVar(&o.memberRole, "project-role", env("KUPENSTACK_PROJECT_ROLE", "member"),
 		"Keystone role the operator's user gets in every namespace's project [KUPENSTACK_PROJECT_ROLE]")
 	fs.StringVar(&o.lcm, "lcm", env("KUPENSTACK_LCM", controller.LCMAuto),
-		"cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode, one per OpenstackComponent): auto (on when a KupenstackConfiguration exists at start-up), on or off [KUPENSTACK_LCM]")
+		"cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode, one per OpenstackComponent): auto (on once a KupenstackConfiguration exists: at start-up or when the first one is created), on or off [KUPENSTACK_LCM]")
 	fs.StringVar(&o.chartCacheDir, "chart-cache-dir", env("KUPENSTACK_CHART_CACHE_DIR", filepath.Join(os.TempDir(), "kupenstack-charts")),
 		"where charts downloaded from a repository or registry are kept [KUPENSTACK_CHART_CACHE_DIR]")
 	fs.StringVar(&o.notificationsURL, "notifications-url", env("KUPENSTACK_NOTIFICATIONS_URL", ""),

@@ -59,8 +59,8 @@ type Options struct {
 	// MemberRole is the role the operator's user gets in each project.
 	MemberRole string
 	// LCM switches the cloud life-cycle controllers (KupenstackConfiguration, OpenstackNode):
-	// LCMOn, LCMOff, or LCMAuto (also the empty value): on when a KupenstackConfiguration exists
-	// when the operator starts.
+	// LCMOn, LCMOff, or LCMAuto (also the empty value): on once a KupenstackConfiguration exists,
+	// at start-up or when the first one is created.
 	LCM string
 	// LCMOptions configure the life-cycle controllers when they run.
 	LCMOptions lcm.Options
@@ -98,11 +98,14 @@ var resourceLists = []func() client.ObjectList{
 func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	c := mgr.GetClient()
 	engine := generic.Options{Clients: o.Clients, ResyncPeriod: o.ResyncPeriod, Registry: generic.NewRegistry(), Workers: o.Workers}
-	lcmOn, err := lcmEnabled(ctx, mgr, o.LCM)
+	when, err := whenLCM(ctx, mgr, o.LCM)
 	if err != nil {
 		return err
 	}
-	if listener := notificationsListener(mgr, o, lcmOn); listener != nil {
+	// The resource controllers take the listener's notifier now, while they are set up; the
+	// listener of a bus the life-cycle publishes starts with the life-cycle controllers.
+	listener := notificationsListener(mgr, o, when != lcmNever)
+	if listener != nil {
 		notifier := generic.NewNotifier()
 		engine.Notifier = notifier
 		listener.Handle = func(ctx context.Context, ev notifications.Event) {
@@ -111,8 +114,10 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 				notifier.Notify(ctx, "PublicImage", ev.ID)
 			}
 		}
-		if err := mgr.Add(listener); err != nil {
-			return err
+		if o.NotificationsURL != "" {
+			if err := mgr.Add(listener); err != nil {
+				return err
+			}
 		}
 	}
 	setups := []struct {
@@ -170,14 +175,26 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("setting up the %s controller: %w", s.name, err)
 		}
 	}
-	if lcmOn {
-		lcmOptions := o.LCMOptions
-		if lcmOptions.Compute == nil && o.Clients != nil {
-			lcmOptions.Compute = computeservice.Nova{Clients: o.Clients}
+	lcmOptions := o.LCMOptions
+	if lcmOptions.Compute == nil && o.Clients != nil {
+		lcmOptions.Compute = computeservice.Nova{Clients: o.Clients}
+	}
+	startLCM := func() error {
+		if listener != nil && o.NotificationsURL == "" {
+			if err := mgr.Add(listener); err != nil {
+				return err
+			}
 		}
 		if err := lcm.Setup(mgr, lcmOptions); err != nil {
 			return fmt.Errorf("setting up the life-cycle controllers: %w", err)
 		}
+		return nil
+	}
+	switch when {
+	case lcmNow:
+		return startLCM()
+	case lcmOnFirstConfiguration:
+		return mgr.Add(&lcmStarter{cache: mgr.GetCache(), start: startLCM})
 	}
 	return nil
 }
@@ -205,25 +222,37 @@ func notificationsListener(mgr ctrl.Manager, o Options, lcmOn bool) *notificatio
 	}}
 }
 
-// lcmEnabled decides whether the life-cycle controllers run: always with LCMOn, never with
-// LCMOff, and with LCMAuto only when a KupenstackConfiguration exists at start-up (read
-// directly from the API server, the cache is not running yet).
-func lcmEnabled(ctx context.Context, mgr ctrl.Manager, mode string) (bool, error) {
+// When the life-cycle controllers start.
+type lcmStart int
+
+const (
+	lcmNever lcmStart = iota
+	lcmNow
+	lcmOnFirstConfiguration // lcmStarter starts them
+)
+
+// whenLCM decides when the life-cycle controllers start: now with LCMOn, never with LCMOff; with
+// LCMAuto now when a KupenstackConfiguration exists (read directly from the API server, the cache
+// is not running yet), else when the first one is created, or never without the CRD.
+func whenLCM(ctx context.Context, mgr ctrl.Manager, mode string) (lcmStart, error) {
 	switch mode {
 	case LCMOn:
-		return true, nil
+		return lcmNow, nil
 	case LCMOff:
-		return false, nil
+		return lcmNever, nil
 	case LCMAuto, "":
 		var list kupenstackv1.KupenstackConfigurationList
 		if err := mgr.GetAPIReader().List(ctx, &list, client.Limit(1)); err != nil {
 			// No CRD installed (or no access): the resources flow runs alone.
 			ctrl.Log.WithName("setup").Info("life-cycle controllers off: cannot list KupenstackConfigurations", "error", err.Error())
-			return false, nil
+			return lcmNever, nil
 		}
-		return len(list.Items) > 0, nil
+		if len(list.Items) > 0 {
+			return lcmNow, nil
+		}
+		return lcmOnFirstConfiguration, nil
 	default:
-		return false, fmt.Errorf("unknown life-cycle mode %q: want %s, %s or %s", mode, LCMAuto, LCMOn, LCMOff)
+		return lcmNever, fmt.Errorf("unknown life-cycle mode %q: want %s, %s or %s", mode, LCMAuto, LCMOn, LCMOff)
 	}
 }
 

@@ -188,6 +188,10 @@ func waitHealthy(ctx context.Context, t *testing.T, cl client.Client, cfg *kupen
 // lcmOn: the life-cycle on, the validation agent probing every 10 s.
 var lcmOn = map[string]any{"lcm": "on", "validationPeriod": "10s", "logLevel": "info"}
 
+// lcmAuto: the chart's default life-cycle mode (auto), as a user installs the operator: started
+// before any configuration exists, it turns the life-cycle on when the first one is created.
+var lcmAuto = map[string]any{"validationPeriod": "10s", "logLevel": "info"}
+
 // installOperator installs the operator from its chart with the image imported and extra values
 // and waits until it runs; the client uninstalls it.
 func installOperator(ctx context.Context, t *testing.T, c *cluster, extra map[string]any) *helm.Client {

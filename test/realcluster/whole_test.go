@@ -58,8 +58,9 @@ func TestWholeCloud(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Minute)
 	defer cancel()
 	// The tenant's image comes from a pod: its Service address is a testing range, not public.
+	// The operator runs before the configuration exists, with the chart's default --lcm=auto.
 	cl, hc, profile, cfg := prepareWholeCloud(ctx, t, c, chartsDir,
-		withValues(lcmOn, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
+		withValues(lcmAuto, map[string]any{"extraArgs": []any{"--image-source-allowed-cidrs=198.18.0.0/15"}}))
 	// Volumes: cinder on a one-node Ceph the test brings, as an admin brings theirs.
 	startCeph(ctx, t, c, releaseImages(t, c.root).Images["ceph"])
 	// What the quickstart's `cloudsample -ceph-pool-replicas 1` does to the same sample.

@@ -24,15 +24,35 @@ var env = testenv.New(nil)
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 
-// TestWhenLCM: the life-cycle controllers run when asked to, or (auto) once a
-// KupenstackConfiguration exists.
-func TestWhenLCM(t *testing.T) {
-	env.Require(t)
+// createConfiguration creates the cluster's KupenstackConfiguration, deleted after the test.
+func createConfiguration(t *testing.T) *kupenstackv1.KupenstackConfiguration {
+	t.Helper()
+	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
+		Spec: kupenstackv1.KupenstackConfigurationSpec{Release: "2026.1", Charts: kupenstackv1.ChartSource{LocalPath: "/c"},
+			DefaultProfile: kupenstackv1.ProfileReference{Name: "d", Namespace: "n"}}}
+	if err := env.Client.Create(env.Ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, cfg) })
+	return cfg
+}
+
+// newManager is a manager on the test's API server, its metrics and probes off.
+func newManager(t *testing.T) ctrl.Manager {
+	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.New(),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mgr
+}
+
+// TestWhenLCM: the life-cycle controllers run when asked to, or (auto) once a
+// KupenstackConfiguration exists.
+func TestWhenLCM(t *testing.T) {
+	env.Require(t)
+	mgr := newManager(t)
 	check := func(mode string, want lcmStart) {
 		t.Helper()
 		got, err := whenLCM(env.Ctx, mgr, mode)
@@ -47,13 +67,7 @@ func TestWhenLCM(t *testing.T) {
 	if _, err := whenLCM(env.Ctx, mgr, "sometimes"); err == nil || !strings.Contains(err.Error(), "unknown life-cycle mode") {
 		t.Errorf("bad mode: %v", err)
 	}
-	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
-		Spec: kupenstackv1.KupenstackConfigurationSpec{Release: "2026.1", Charts: kupenstackv1.ChartSource{LocalPath: "/c"},
-			DefaultProfile: kupenstackv1.ProfileReference{Name: "d", Namespace: "n"}}}
-	if err := env.Client.Create(env.Ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, cfg) })
+	createConfiguration(t)
 	check(LCMAuto, lcmNow)
 	check("", lcmNow)
 	check(LCMOff, lcmNever)
@@ -68,11 +82,7 @@ func TestLCMStartsWithTheFirstConfiguration(t *testing.T) {
 	if err := env.Client.List(env.Ctx, &existing); err != nil || len(existing.Items) > 0 {
 		t.Fatalf("want no KupenstackConfiguration before the operator starts: %v, %d", err, len(existing.Items))
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.New(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newManager(t)
 	noCloud := func(context.Context) ([]byte, error) { return nil, errors.New("no cloud in this test") }
 	if err := SetupAll(env.Ctx, mgr, Options{LCM: LCMAuto, Clients: openstack.NewClients(noCloud, "none", 10, 10),
 		ResyncPeriod: time.Minute, DomainID: "default", MemberRole: "member"}); err != nil {
@@ -90,13 +100,7 @@ func TestLCMStartsWithTheFirstConfiguration(t *testing.T) {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("the cache did not sync")
 	}
-	cfg := &kupenstackv1.KupenstackConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kupenstackv1.KupenstackConfigurationName},
-		Spec: kupenstackv1.KupenstackConfigurationSpec{Release: "2026.1", Charts: kupenstackv1.ChartSource{LocalPath: "/c"},
-			DefaultProfile: kupenstackv1.ProfileReference{Name: "d", Namespace: "n"}}}
-	if err := env.Client.Create(env.Ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(env.Ctx, cfg) })
+	cfg := createConfiguration(t)
 	testenv.Eventually(t, time.Minute, 100*time.Millisecond, "the configuration reconciled by the life-cycle controllers", func() error {
 		var got kupenstackv1.KupenstackConfiguration
 		if err := env.Client.Get(env.Ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {

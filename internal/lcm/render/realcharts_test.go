@@ -590,13 +590,13 @@ func TestRealChartsGlanceImagesInTheDataHostPath(t *testing.T) {
 						}
 					}
 				}
-				for _, ctr := range append(append([]corev1.Container{}, ps.InitContainers...), ps.Containers...) {
-					for _, m := range ctr.VolumeMounts {
-						if m.Name == "glance-images" {
-							mounts++
-							if m.MountPath != values.GlanceHostPath {
-								t.Errorf("%s %s/%s: glance-images mounted at %s", o.Kind, o.Metadata.Name, ctr.Name, m.MountPath)
-							}
+			}
+			for where, ctr := range containers(t, *glance) {
+				for _, m := range ctr.VolumeMounts {
+					if m.Name == "glance-images" {
+						mounts++
+						if m.MountPath != values.GlanceHostPath {
+							t.Errorf("%s: glance-images mounted at %s", where, m.MountPath)
 						}
 					}
 				}

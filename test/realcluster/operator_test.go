@@ -138,6 +138,9 @@ var restrictedLabels = map[string]string{
 // Ready in a namespace enforcing the restricted Pod Security Standard, serves metrics and
 // probes, holds the leader Lease and runs with its own RBAC only.
 func TestOperatorChart(t *testing.T) {
+	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
+		skipUnlessWithinBudget(t, operatorChartNeeds)
+	}
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()

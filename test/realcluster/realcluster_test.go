@@ -93,6 +93,7 @@ func TestRealCluster(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("KUPENSTACK_REAL_CLUSTER=1 needs root")
 	}
+	skipUnlessWithinBudget(t, realClusterNeeds)
 	e := newEnv(t)
 	e.run(t, "deps") // installed packages are meant to stay: not part of the comparison
 	if strings.Contains(e.run(t, "status"), ": running") {

@@ -40,6 +40,8 @@ func TestWholeCloud(t *testing.T) {
 	var before hostState
 	var guest []byte
 	if os.Getenv("KUPENSTACK_REAL_CLUSTER") == "1" {
+		skipUnlessWithinBudget(t, cloudInstallNeeds+cloudTeardownNeeds+
+			time.Duration(imagesNotCached(t, newEnv(t).root, wholeCloudImages))*imageBuildNeeds)
 		chartsDir = realcharts.Dir(t, "2025.1.0")
 		guest = guestImage(t)
 		// The node's packages first (they stay installed, as in TestRealCluster): on a fresh
@@ -121,14 +123,20 @@ func TestWholeCloud(t *testing.T) {
 	// not hold the tenant's six guests and the suite's servers at once (side by side, the suite's
 	// servers found no valid host), and the tenant checks that no server is left after it.
 	busURL := operatorHearsTheCloud(ctx, t, c)
-	tenantOnCloud(ctx, t, c, cl, guest)
+	// Each step only if it ends, the cloud's teardown included, within make test's budget.
+	step := func(name string, need time.Duration, run func()) {
+		if withinBudget(t, name, need+cloudTeardownNeeds) {
+			run()
+		}
+	}
+	step("the tenant's guests", tenantNeeds, func() { tenantOnCloud(ctx, t, c, cl, guest) })
 	if os.Getenv(tenantOnlyEnv) == "1" {
 		t.Logf("%s=1: the resource suite, the upgrades and the compute node's round trip left out", tenantOnlyEnv)
 	} else {
-		e2eOnCloud(ctx, t, c, busURL)
-		oneSettingUpgrade(ctx, t, c, cl, profile)
-		upgradeFaults(ctx, t, c, cl, cfg, profile)
-		computeRoleDroppedAndBack(ctx, t, c, cl, cfg)
+		step("the resource suite on the deployed cloud", suiteOnCloudNeeds, func() { e2eOnCloud(ctx, t, c, busURL) })
+		step("the one-setting upgrade", oneSettingNeeds, func() { oneSettingUpgrade(ctx, t, c, cl, profile) })
+		step("the upgrade faults", upgradeFaultsNeeds, func() { upgradeFaults(ctx, t, c, cl, cfg, profile) })
+		step("the compute node out and back", computeNodeNeeds, func() { computeRoleDroppedAndBack(ctx, t, c, cl, cfg) })
 	}
 
 	deleteCloud(ctx, t, c, cl, cfg)

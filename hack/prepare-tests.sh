@@ -10,6 +10,8 @@
 # otherwise wait for everything else. Its log is bin/images-prebuild.log. The suites' own builds
 # wait for an image the prebuild is making and take its archive (hack/imagebuild's per-image
 # lock), so nothing waits for the prebuild as a whole and a failed prebuild only costs time.
+# Under make test's time budget (KUPENSTACK_TEST_DEADLINE) the images build in the background
+# only when all of them are cached already, that is never on a fresh machine (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

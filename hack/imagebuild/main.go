@@ -128,11 +128,7 @@ func selectNames(rel *imagebuild.Release, names []string) ([]string, error) {
 }
 
 func lookup(b *imagebuild.Builder, r *imagebuild.Recipe) (*imagebuild.Record, error) {
-	key, err := imagebuild.Key(b.RepoRoot, r, b.Release)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := b.Cache.Lookup(r.Name, imagebuild.Suite(r, b.Release), key)
+	rec, key, err := b.Cached(r)
 	if err == nil && rec == nil {
 		err = fmt.Errorf("%s is not built for release %s (key %s): run hack/images.sh build %s", r.Name, b.Release.Release, key, r.Name)
 	}
@@ -191,11 +187,7 @@ func list(b *imagebuild.Builder, recipes map[string]*imagebuild.Recipe, rel *ima
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "IMAGE\tREFERENCE\tKEY\tSTATE\tBUILD s\tARCHIVE MiB\tROOTFS MiB")
 	for _, n := range rel.Names() {
-		key, err := imagebuild.Key(b.RepoRoot, recipes[n], rel)
-		if err != nil {
-			return err
-		}
-		rec, err := b.Cache.Lookup(n, imagebuild.Suite(recipes[n], rel), key)
+		rec, key, err := b.Cached(recipes[n])
 		if err != nil {
 			return err
 		}

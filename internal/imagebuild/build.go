@@ -115,16 +115,27 @@ type Builder struct {
 	SkipSmoke bool
 }
 
+// Cached returns r's archive in the cache for b's release (nil when it is not built) and its
+// cache key.
+func (b *Builder) Cached(r *Recipe) (*Record, string, error) {
+	key, err := Key(b.RepoRoot, r, b.Release)
+	if err != nil {
+		return nil, "", err
+	}
+	rec, err := b.Cache.Lookup(r.Name, Suite(r, b.Release), key)
+	return rec, key, err
+}
+
 // Build returns the cached archive of r, building (and smoke-testing) it when the cache has none.
 func (b *Builder) Build(ctx context.Context, r *Recipe) (*Record, bool, error) {
-	key, err := Key(b.RepoRoot, r, b.Release)
+	cached, key, err := b.Cached(r)
 	if err != nil {
 		return nil, false, err
 	}
-	suite := Suite(r, b.Release)
-	if rec, err := b.Cache.Lookup(r.Name, suite, key); err != nil || rec != nil {
-		return rec, true, err
+	if cached != nil {
+		return cached, true, nil
 	}
+	suite := Suite(r, b.Release)
 	if err := os.MkdirAll(b.Cache.Dir, 0o755); err != nil {
 		return nil, false, err
 	}

@@ -100,30 +100,23 @@ func skipUnlessWithinBudget(t *testing.T, need time.Duration) {
 	}
 }
 
-// imagesNotCached counts the release's images among names that are not in the image cache:
-// each is built when the test imports it.
+// imagesNotCached counts the images among names that are not in the image cache: each is built
+// when the test imports it.
 func imagesNotCached(t *testing.T, root string, names []string) int {
 	t.Helper()
-	rel := releaseImages(t, root)
-	recipes, err := imagebuild.LoadRecipes(root + "/images")
-	if err != nil {
-		t.Fatal(err)
-	}
+	recipes, rel := releaseRecipes(t, root, "2025.1")
 	dir, err := imagebuild.DefaultCacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := &imagebuild.Builder{RepoRoot: root, Release: rel, Cache: imagebuild.Cache{Dir: dir}}
 	missing := 0
 	for _, n := range names {
 		r := recipes[n]
 		if r == nil {
 			t.Fatalf("no recipe for image %s", n)
 		}
-		key, err := imagebuild.Key(root, r, rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := imagebuild.Cache{Dir: dir}.Lookup(n, imagebuild.Suite(r, rel), key)
+		rec, _, err := b.Cached(r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -154,6 +154,13 @@ func releaseUpgradeProbed(ctx context.Context, t *testing.T, c *cluster, cl clie
 // releaseImagesOf reads images/release-<release>.yaml.
 func releaseImagesOf(t *testing.T, root, release string) *imagebuild.Release {
 	t.Helper()
+	_, rel := releaseRecipes(t, root, release)
+	return rel
+}
+
+// releaseRecipes reads the image recipes and images/release-<release>.yaml, checked against them.
+func releaseRecipes(t *testing.T, root, release string) (map[string]*imagebuild.Recipe, *imagebuild.Release) {
+	t.Helper()
 	imagesDir := filepath.Join(root, "images")
 	recipes, err := imagebuild.LoadRecipes(imagesDir)
 	if err != nil {
@@ -163,7 +170,7 @@ func releaseImagesOf(t *testing.T, root, release string) *imagebuild.Release {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rel
+	return recipes, rel
 }
 
 // keptThroughUpgrade are the images a release upgrade leaves as they are, and why. RabbitMQ

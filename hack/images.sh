@@ -3,6 +3,7 @@
 #
 #   hack/images.sh build [NAME...]    build (mmdebstrap) and smoke-test what is not cached yet
 #   hack/images.sh list               every image of the release: reference, cache key, state
+#   hack/images.sh missing            the names of the release's images not cached yet, one a line
 #   hack/images.sh smoke [NAME...]    run the smoke tests again on the cached images
 #   hack/images.sh import [NAME...]   ctr -n k8s.io images import (builds first when needed)
 #   hack/images.sh archives [NAME...] print the cached archive paths
@@ -23,7 +24,7 @@ CONTAINERD_ADDRESS=${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}
 log() { printf '[images %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # imagebuild runs the Go builder (hack/imagebuild) from the repository root.
 imagebuild() {
@@ -55,6 +56,8 @@ build)
 	imagebuild build "$@" ;;
 list | archives)
 	imagebuild "$cmd" "$@" ;;
+missing)
+	imagebuild list | awk 'NR > 1 && $4 == "not" {print $1}' ;;
 smoke)
 	need_root smoke
 	imagebuild smoke "$@" ;;

@@ -3,7 +3,10 @@ package realcluster
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,5 +181,63 @@ func TestWithinBudgetRecordsSkippedStep(t *testing.T) {
 	want := "TestWithinBudgetRecordsSkippedStep: a long step: needs about 1h0m0s, "
 	if len(got) < len(want) || string(got[:len(want)]) != want {
 		t.Errorf("skipped file = %q, want it to start with %q", got, want)
+	}
+}
+
+// TestBudgetScript runs hack/budget.sh, make test's shell side of the budget, as make test does.
+func TestBudgetScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds hack/imagebuild")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyCache := t.TempDir()
+	in := func(d time.Duration) string { return strconv.FormatInt(time.Now().Add(d).Unix(), 10) }
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		deadline string
+		wantOut  string
+		wantRC   int
+		wantSkip bool // a line in the skipped file
+	}{
+		{name: "fits: no budget", args: []string{"fits", "600", "make fuzz"}},
+		{name: "fits: room left", args: []string{"fits", "600", "make fuzz"}, deadline: in(time.Hour)},
+		{name: "fits: no room", args: []string{"fits", "600", "make fuzz"}, deadline: in(5 * time.Minute),
+			wantOut: "TIME BUDGET: skipped make fuzz: needs about 10 min", wantRC: 1, wantSkip: true},
+		{name: "fits: bad deadline", args: []string{"fits", "600", "make fuzz"}, deadline: "80m", wantRC: 2},
+		{name: "fits: bad seconds", args: []string{"fits", "ten", "make fuzz"}, wantRC: 2},
+		{name: "leave to cloud: no budget", args: []string{"leave-to-cloud", "3780", "TestRealCluster"}, wantOut: "1"},
+		{name: "leave to cloud: no whole cloud", args: []string{"leave-to-cloud", "3780", "TestRealCluster|TestOperatorChart"},
+			deadline: in(2 * time.Hour)},
+		{name: "leave to cloud: images not cached", args: []string{"leave-to-cloud", "3780", "TestRealCluster|TestWholeCloud"},
+			deadline: in(2 * time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			skipped := filepath.Join(t.TempDir(), "skipped.txt")
+			cmd := exec.Command(filepath.Join(root, "hack", "budget.sh"), tc.args...)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), deadlineEnv+"="+tc.deadline, skippedEnv+"="+skipped,
+				"KUPENSTACK_IMAGE_CACHE="+emptyCache)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			rc := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				rc = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if rc != tc.wantRC || !strings.HasPrefix(string(out), tc.wantOut) || (tc.wantOut == "" && len(out) > 0) {
+				t.Errorf("budget.sh %v: exit %d, stdout %q; want exit %d, stdout starting %q (stderr: %s)",
+					tc.args, rc, out, tc.wantRC, tc.wantOut, stderr.String())
+			}
+			_, statErr := os.Stat(skipped)
+			if recorded := statErr == nil; recorded != tc.wantSkip {
+				t.Errorf("skipped file written: %v, want %v", recorded, tc.wantSkip)
+			}
+		})
 	}
 }
